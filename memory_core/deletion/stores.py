@@ -1766,7 +1766,7 @@ class Residue:
 _DROP = object()
 
 
-def _prune(node, residue: Residue, held_by: tuple = (), document=None):
+def _prune(node, residue: Residue, held_by: tuple = (), document=None, among_datasets: bool = True):
     """Return ``node`` without the cases that are about the deleted memories, or ``_DROP``.
 
     A case is an element of the outermost list of objects on the way down from the document.
@@ -1786,7 +1786,8 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
     the objects holding it, their lists (the other cases) left out (``_own_fields``): a
     dataset's own ``tenant`` names its cases' tenant. A copy in no case is judged by the
     whole document, which then is the case. A dataset of the project's own format then loses
-    what cites the memories it lost (``_uncited``).
+    what cites the memories it lost (``_uncited``). ``among_datasets`` says whether each
+    object above ``node`` holds nothing but objects and names (``_holds_datasets``).
     """
     if document is None:
         return _uncited(node, _prune(node, residue, held_by, node))
@@ -1803,14 +1804,15 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
         return kept
     if isinstance(node, dict):
         held_by = (*held_by, _own_fields(node))
+        below_datasets = among_datasets and _holds_datasets(node)
         pruned = {}
         for key, value in node.items():
             if _key_about(key, residue, document):
                 return _DROP
-            if _dataset_label(node, key, value, residue, held_by):
+            if _dataset_label(node, key, value, residue, held_by, among_datasets):
                 pruned[key] = value  # the dataset's name, no tenant's copy
                 continue
-            value = _prune(value, residue, held_by, document)
+            value = _prune(value, residue, held_by, document, below_datasets)
             if value is _DROP:
                 return _DROP
             pruned[key] = value
@@ -1884,16 +1886,26 @@ def _uncited(document, pruned):
 DATASET_LABEL_KEYS = frozenset({"name", "title", "dataset", "dataset_name", "split", "version"})
 # The key a dataset holds its cases under (FORMAT.md, ``eval_retrieval``), in any letter case.
 CASES_KEY = "cases"
+# Other keys a dataset holds its cases under, in any letter case (``{"version", "data"}`` as
+# SQuAD writes it, ``examples`` or ``samples`` as other harnesses do). A case may hold a list
+# of its own under one (its few-shot ``examples``, its ``items``), so they hold a dataset's
+# cases only in an object that is nothing but a dataset (``_dataset_cases``).
+OTHER_CASES_KEYS = frozenset({"examples", "data", "items", "samples", "tests"})
+# What an object that is nothing but a dataset holds: its names and its lists of cases.
+_DATASET_ONLY_KEYS = DATASET_LABEL_KEYS | OTHER_CASES_KEYS | {CASES_KEY}
 
 
-def _dataset_label(node: dict, key: str, value, residue: Residue, held_by: tuple) -> bool:
+def _dataset_label(
+    node: dict, key: str, value, residue: Residue, held_by: tuple, among_datasets: bool
+) -> bool:
     """Return whether ``value``, the field ``key`` of the object ``node`` above the cases, is
     the name of a dataset of other tenants' cases too, and so no copy of the deleted words:
     a label (``_is_label``) under a name's key (``DATASET_LABEL_KEYS``) of an object holding
-    its cases under ``cases`` (``CASES_KEY``), that neither it nor an object above it says is
-    a tenant's (``held_by``: their own fields), and one of whose cases is another tenant's,
-    as the purge judges a case (``CaseOwners.ours``), and says so under a tenant key
-    (``CaseOwners.declared``).
+    its cases (``_dataset_cases``: under ``cases``, or under another key of a dataset's in a
+    document of datasets, ``among_datasets``), that neither it nor an object above it says
+    is a tenant's (``held_by``: their own fields), and one of whose cases is another
+    tenant's, as the purge judges a case (``CaseOwners.ours``), and says so under a tenant
+    key (``CaseOwners.declared``).
 
     A scalar above the cases is in no case, so it was judged by the whole document, and one
     case of the deleting tenant made the dataset's name "golden" that tenant's copy of the
@@ -1909,23 +1921,60 @@ def _dataset_label(node: dict, key: str, value, residue: Residue, held_by: tuple
     a list of objects naming two tenants (``{"name": ..., "context": [...]}``), and a dataset
     whose every case is the deleting tenant's, one naming another tenant besides (a
     cross-tenant case), kept the words as their name.
+
+    Until stop 67 only ``cases`` held a dataset's cases: a shared dataset under ``examples``
+    or ``data`` went whole when its name was a deleted memory's words (stop 66's "Left open").
     """
     owners = residue.owners
     if owners is None or not isinstance(value, str) or key.lower() not in DATASET_LABEL_KEYS:
         return False
     if not _is_label(value) or residue.names(value) or not residue.copies(value):
         return False
-    cases = [
-        item
-        for name, held in node.items()
-        if name.lower() == CASES_KEY and isinstance(held, list)
-        for item in held
-        if isinstance(item, dict)
-    ]
+    cases = _dataset_cases(node, among_datasets)
     if not cases or owners.named_above(held_by):
         return False
     # Nothing above names a tenant, so a case is judged by what it names alone.
     return any(owners.declared(case) and not owners.ours(case) for case in cases)
+
+
+def _dataset_cases(node: dict, among_datasets: bool) -> list[dict]:
+    """Return the cases the object ``node`` holds as a dataset, in a document of datasets
+    (``among_datasets``: each object above it holds nothing but objects and names,
+    ``_holds_datasets``): the objects in its lists under ``cases`` (``CASES_KEY``), and under
+    ``OTHER_CASES_KEYS`` too when it is nothing but a dataset (every key of it a name's or a
+    list of cases', ``_DATASET_ONLY_KEYS``). Below a case's field none: a one-case document
+    ``{"query", "context": {"name", "cases": [...]}}`` of the deleting tenant kept the
+    deleted words as that object's name, and the step verified (stop 67's fix found it).
+
+    A case's own list is no dataset's: ``{"name", "query", "examples": [...]}`` is one case
+    with its few-shot examples, and its name one of its fields, judged with the document, and
+    so is ``{"query", "context": {"name", "items": [...]}}`` (stop 66's review: a one-case
+    document of the deleting tenant whose context named two tenants kept the words as its
+    name). A dataset under such a key with any other field (a ``description``) is not told
+    from such a case: its name is judged as before, and the file goes whole when the name is
+    the deleted words, the safe side.
+    """
+    if not among_datasets:
+        return []
+    holders = {CASES_KEY}
+    if all(name.lower() in _DATASET_ONLY_KEYS for name in node):
+        holders |= OTHER_CASES_KEYS
+    return [
+        item
+        for name, held in node.items()
+        if name.lower() in holders and isinstance(held, list)
+        for item in held
+        if isinstance(item, dict)
+    ]
+
+
+def _holds_datasets(node: dict) -> bool:
+    """Return whether the object ``node`` holds nothing but objects and names (a document of
+    datasets by name, ``{"set-a": {...}, "set-b": {...}}``): no case's field, no list."""
+    return all(
+        isinstance(value, dict) or name.lower() in DATASET_LABEL_KEYS
+        for name, value in node.items()
+    )
 
 
 def _own_fields(node: dict) -> dict:
