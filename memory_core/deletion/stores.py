@@ -955,6 +955,10 @@ class TracesStore(Store):
         "trace kept for the other memories it cites (deleted once it cites none); a "
         "subject's or a tenant's traces are deleted"
     )
+    # A subject's traces are every agent's retrievals for them: what the purge removed, and
+    # how long it took, told the agent that asked how many retrievals the others made for the
+    # person (stop 67's review). The stored step keeps them.
+    withheld = frozenset({"purged", "ms"})
 
     def _citing(self, ctx):
         traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)

@@ -92,3 +92,24 @@ def test_a_bound_agents_list_holds_each_of_its_operations_once_newest_first(tena
     listed = bound.get("/api/v1/deletions").json()["results"]
 
     assert [o["operation_id"] for o in listed] == [whole, traced]
+
+
+def test_an_erasures_traces_step_tells_no_agent_how_many_retrievals_others_made(tenant):
+    """The traces step deletes every trace of the person in the tenant, other agents' too:
+    its count (``purged.deleted``) told the agent that asked how many retrievals the others
+    made for them (stop 67's review). API clients are answered the step's verification and
+    status without it; the stored step keeps it for the admin."""
+    bound = _bound(tenant, "user-99")
+    _retrieve_for(bound, "user-99")
+    other = client_for(AgentFactory(tenant=tenant))
+    for _ in range(3):
+        _retrieve_for(other, "user-99")
+    asked = _erase(bound, "user-99")
+    assert deletion_run(operation_id=asked) == "completed"
+
+    steps = bound.get(f"/api/v1/deletions/{asked}").json()["steps"]
+    answered = next(step for step in steps if step["store"] == "traces")
+    assert answered["status"] == "verified"
+    assert answered["evidence"] == {"traces_citing": 0}
+    stored = DeletionOperation.objects.get(pk=asked).steps.get(store="traces")
+    assert stored.evidence["purged"]["deleted"] == 4
