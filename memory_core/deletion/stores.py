@@ -1813,7 +1813,7 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None, among_dat
         for key, value in node.items():
             if _key_about(key, residue, document):
                 return _DROP
-            if _dataset_label(node, key, value, residue, held_by, among_datasets):
+            if _dataset_label(node, key, value, residue, held_by, among_datasets, node is document):
                 pruned[key] = value  # the dataset's name, no tenant's copy
                 continue
             value = _prune(value, residue, held_by, document, below_datasets)
@@ -1900,13 +1900,20 @@ _DATASET_ONLY_KEYS = DATASET_LABEL_KEYS | OTHER_CASES_KEYS | {CASES_KEY}
 
 
 def _dataset_label(
-    node: dict, key: str, value, residue: Residue, held_by: tuple, among_datasets: bool
+    node: dict,
+    key: str,
+    value,
+    residue: Residue,
+    held_by: tuple,
+    among_datasets: bool,
+    whole_document: bool,
 ) -> bool:
     """Return whether ``value``, the field ``key`` of the object ``node`` above the cases, is
     the name of a dataset of other tenants' cases too, and so no copy of the deleted words:
     a label (``_is_label``) under a name's key (``DATASET_LABEL_KEYS``) of an object holding
-    its cases (``_dataset_cases``: under ``cases``, or under another key of a dataset's in a
-    document of datasets, ``among_datasets``), that neither it nor an object above it says
+    its cases (``_dataset_cases``: under ``cases`` in a document of datasets,
+    ``among_datasets``, or under another key of a dataset's when it is the document,
+    ``whole_document``), that neither it nor an object above it says
     is a tenant's (``held_by``: their own fields), and one of whose cases is another
     tenant's, as the purge judges a case (``CaseOwners.ours``), and says so under a tenant
     key (``CaseOwners.declared``).
@@ -1934,19 +1941,20 @@ def _dataset_label(
         return False
     if not _is_label(value) or residue.names(value) or not residue.copies(value):
         return False
-    cases = _dataset_cases(node, among_datasets)
+    cases = _dataset_cases(node, among_datasets, whole_document)
     if not cases or owners.named_above(held_by):
         return False
     # Nothing above names a tenant, so a case is judged by what it names alone.
     return any(owners.declared(case) and not owners.ours(case) for case in cases)
 
 
-def _dataset_cases(node: dict, among_datasets: bool) -> list[dict]:
+def _dataset_cases(node: dict, among_datasets: bool, whole_document: bool) -> list[dict]:
     """Return the cases the object ``node`` holds as a dataset, in a document of datasets
     (``among_datasets``: each object above it holds nothing but objects and names,
     ``_holds_datasets``): the objects in its lists under ``cases`` (``CASES_KEY``), and under
-    ``OTHER_CASES_KEYS`` too when it is nothing but a dataset (every key of it a name's or a
-    list of cases', ``_DATASET_ONLY_KEYS``). Below a case's field none: a one-case document
+    ``OTHER_CASES_KEYS`` too when it is the document (``whole_document``) and nothing but a
+    dataset (every field of it a name, a string or a number, or a list of cases,
+    ``_is_dataset_field``). Below a case's field none: a one-case document
     ``{"query", "context": {"name", "cases": [...]}}`` of the deleting tenant kept the
     deleted words as that object's name, and the step verified (stop 67's fix found it).
 
@@ -1957,11 +1965,18 @@ def _dataset_cases(node: dict, among_datasets: bool) -> list[dict]:
     name). A dataset under such a key with any other field (a ``description``) is not told
     from such a case: its name is judged as before, and the file goes whole when the name is
     the deleted words, the safe side.
+
+    Stop 67's review: below the document, an object of a name and such a list in a document
+    of datasets by name (``{"set-a": {...}, "mine": {...}}``) is not told from a field of one
+    case whose fields are objects (``{"input": {"name", "examples"}, "expected": {...}}``),
+    and a one-case document of the deleting tenant kept the words as its input's name; and a
+    name's key holding an object (``{"name", "dataset": {"query", ...}, "examples"}``) made
+    one case look like nothing but a dataset. Both kept the words while the step verified.
     """
     if not among_datasets:
         return []
     holders = {CASES_KEY}
-    if all(name.lower() in _DATASET_ONLY_KEYS for name in node):
+    if whole_document and all(_is_dataset_field(name, held) for name, held in node.items()):
         holders |= OTHER_CASES_KEYS
     return [
         item
@@ -1970,6 +1985,17 @@ def _dataset_cases(node: dict, among_datasets: bool) -> list[dict]:
         for item in held
         if isinstance(item, dict)
     ]
+
+
+def _is_dataset_field(name: str, value) -> bool:
+    """Return whether the field ``name`` of an object holding ``value`` is one a dataset that
+    is nothing but a dataset has (``_DATASET_ONLY_KEYS``): a list under a key of its cases,
+    anything else a name (a string or a number: an object or a list there is no name)."""
+    if name.lower() not in _DATASET_ONLY_KEYS:
+        return False
+    return isinstance(value, list) or (
+        name.lower() in DATASET_LABEL_KEYS and not isinstance(value, dict | list)
+    )
 
 
 def _holds_datasets(node: dict) -> bool:

@@ -7,12 +7,13 @@ equalled a deleted memory's words, every other tenant's case with it. Only an ob
 its cases under ``cases`` had its name exempt (``stores._dataset_label``): the name, a scalar
 in no case, was judged by the whole document, which names the deleting tenant.
 
-Now an object that is nothing but a dataset, its names and its list of cases under one of
-those keys, in a document of datasets (each object above it holds nothing but objects and
-names), has its name judged as under ``cases``. A case's own field beside a list of its own
-(``{"name", "query", "examples": [...]}``: few-shot examples, a context), or above it, is no
-dataset's name, and a one-case document holding the words still goes whole (stop 66's
-review). The deleting tenant's cases holding the words go wherever the words are in them.
+Now a document that is nothing but a dataset, its names and its list of cases under one of
+those keys, has its name judged as under ``cases`` (stop 67's review: below the document
+such an object is not told from a field of one case, and a name is a string or a number).
+A case's own field beside a list of its own (``{"name", "query", "examples": [...]}``:
+few-shot examples, a context), or above it, is no dataset's name, and a one-case document
+holding the words still goes whole (stop 66's review). The deleting tenant's cases holding
+the words go wherever the words are in them.
 """
 
 import json
@@ -75,33 +76,46 @@ def test_a_mixed_tenant_datasets_name_under_another_cases_key_keeps_the_dataset(
 
 
 @pytest.mark.parametrize("key", ["examples", "data"])
-def test_named_datasets_nested_in_a_document_keep_their_name(tenant, other_tenant, key):
-    """Datasets by name in one document (``{"set-a": {"title", "data"}, ...}``), one shared
+def test_named_datasets_nested_in_a_document_keep_their_name_under_cases_only(
+    tenant, other_tenant, key
+):
+    """Datasets by name in one document (``{"set-a": {"title", "cases"}, ...}``), one shared
     and named as the words, one the deleting tenant's holding them in a case: the shared one
-    stays whole, the deleting tenant's loses its case."""
-    shared = {"title": WORDS, key: [_case(other_tenant, "Which seat?")]}
+    stays whole, the deleting tenant's loses its case. Under ``examples`` or ``data`` the
+    document is not told from one case of the deleting tenant whose fields are objects
+    (``{"input", "expected"}``, stop 67's review): it goes whole, the safe side."""
+    shared = {"title": WORDS, "cases": [_case(other_tenant, "Which seat?")]}
     document = {
         "set-a": shared,
-        "mine": {"title": "mine", key: [_case(tenant, "Which set?", expected=WORDS)]},
+        "mine": {"title": "mine", "cases": [_case(tenant, "Which set?", expected=WORDS)]},
     }
     path = eval_file(NAME)
     path.write_text(json.dumps(document))
 
     assert _write_and_delete(tenant, WORDS) == ("completed", "verified")
 
-    assert json.loads(path.read_text()) == {"set-a": shared, "mine": {"title": "mine", key: []}}
+    assert json.loads(path.read_text()) == {"set-a": shared, "mine": {"title": "mine", "cases": []}}
+
+    for case in (shared, document["mine"]):
+        case[key] = case.pop("cases")
+    path.write_text(json.dumps(document))
+
+    assert _write_and_delete(tenant, WORDS) == ("completed", "verified")
+
+    assert not path.exists()
 
 
-def test_a_large_document_of_named_datasets_under_examples_is_read_in_linear_time(
+def test_a_large_document_of_named_datasets_under_cases_is_read_in_linear_time(
     tenant, other_tenant
 ):
-    """5,500 datasets by name, each named as the deleted words under ``examples`` and shared
+    """5,500 datasets by name, each named as the deleted words under ``cases`` and shared
     with another tenant, and one of the deleting tenant's holding them in a case: whether the
     objects above a dataset hold nothing but datasets is read once an object, not once a
-    name (``stores._holds_datasets``)."""
-    shared = {"name": WORDS, "examples": [_case(other_tenant, "Which seat?")]}
+    name (``stores._holds_datasets``). (Under ``examples`` until stop 67's review, which
+    makes such a document go whole.)"""
+    shared = {"name": WORDS, "cases": [_case(other_tenant, "Which seat?")]}
     document = {f"set-{n}": shared for n in range(5_500)}
-    document["mine"] = {"examples": [_case(tenant, "Which set?", expected=WORDS)]}
+    document["mine"] = {"cases": [_case(tenant, "Which set?", expected=WORDS)]}
     path = eval_file(NAME)
     path.write_text(json.dumps(document, indent=1))
 
@@ -109,7 +123,7 @@ def test_a_large_document_of_named_datasets_under_examples_is_read_in_linear_tim
     assert _write_and_delete(tenant, WORDS) == ("completed", "verified")
 
     assert time.monotonic() - started < 20
-    assert json.loads(path.read_text()) == {**document, "mine": {"examples": []}}
+    assert json.loads(path.read_text()) == {**document, "mine": {"cases": []}}
 
 
 def test_a_top_level_list_of_cases_loses_only_the_deleting_tenants_cases(tenant, other_tenant):
@@ -219,3 +233,43 @@ def test_a_cases_list_below_a_cases_field_names_no_dataset(tenant, other_tenant)
     assert _write_and_delete(tenant, WORDS) == ("completed", "verified")
 
     assert not path.exists() or WORDS not in path.read_text()
+
+
+# --- stop 67's review ---------------------------------------------------------------------
+
+
+def test_a_one_case_document_whose_fields_are_objects_names_no_dataset(tenant, other_tenant):
+    """Stop 67's review: a document of datasets by name (``{"set-a": {...}, "mine": {...}}``)
+    is not told from one case whose fields are objects (``{"input", "expected"}``), which the
+    purge takes whole, the safe side. So a one-case document of the deleting tenant whose
+    input held the words as a name beside its few-shot examples, one another tenant's, kept
+    the words as "the dataset's name", and the step verified. Under ``examples``, ``data``,
+    ``items``, ``samples`` or ``tests`` a dataset is the document itself only."""
+    document = {
+        "input": {"name": WORDS, "examples": [_case(other_tenant, "Which seat?")]},
+        "expected": {"memories": [_case(tenant, "Which set did I pick?", expected="Blue")]},
+    }
+    path = eval_file(NAME)
+    path.write_text(json.dumps(document))
+
+    assert _write_and_delete(tenant, WORDS) == ("completed", "verified")
+
+    assert not path.exists()
+
+
+def test_a_dataset_only_object_holds_names_as_strings(tenant, other_tenant):
+    """Stop 67's review: an object was "nothing but a dataset" when each key was a name's or
+    a list of cases', whatever it held, so a one-case document of the deleting tenant holding
+    its case under ``dataset`` (an object, its context naming the tenant) beside its few-shot
+    ``examples`` kept the words as its name, and the step verified. A name is a string."""
+    document = {
+        "name": WORDS,
+        "dataset": {"query": "Which set did I pick?", "context": [_case(tenant, "Picked.")]},
+        "examples": [_case(other_tenant, "Which seat?")],
+    }
+    path = eval_file(NAME)
+    path.write_text(json.dumps(document))
+
+    assert _write_and_delete(tenant, WORDS) == ("completed", "verified")
+
+    assert not path.exists()
