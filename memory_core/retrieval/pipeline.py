@@ -33,7 +33,7 @@ from memory_core.locks import (
     subject_shared_lock_wait,
     unknown_user_lock_name,
 )
-from memory_core.models import RetrievalTrace
+from memory_core.models import Memory, RetrievalTrace, Status
 from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
@@ -219,6 +219,21 @@ def build_context(
     )
 
 
+def _fence_told(principal, ctx: RetrievalContext) -> bool:
+    """Whether the trace may say that the queued deletion of ``ctx.fenced_key`` left memories
+    out: only when the caller's grant reaches one on the key (``scope_granted``; a principal
+    without a grant reads every memory). Said to every agent, it told one whose grant reaches
+    none of them that the person has memories it cannot see, and that they are being deleted
+    (stop 67's audit of retrieval). One query, only while a key of the subject is queued."""
+    scope_granted = getattr(principal, "scope_granted", None)
+    if scope_granted is None:
+        return True
+    on_key = Memory.objects.filter(
+        tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, memory_key=ctx.fenced_key
+    ).exclude(status=Status.DELETED)
+    return scope_granted(on_key).exists()
+
+
 def policy_limits(policy: RetrievalPolicy) -> dict:
     """The context's fields that ``policy`` sets: its confidence floor and prompt sensitivity
     cap, which every store applies (``RetrievalContext``)."""
@@ -374,7 +389,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     intent_name = intent.normalize_intent(request.intent)
     if mode != RetrievalMode.NONE and (subject_id is None or subject_state):
         gate_rule += f"+{subject_state or 'unknown_subject'}"
-    elif mode != RetrievalMode.NONE and fenced_key:
+    elif mode != RetrievalMode.NONE and fenced_key and _fence_told(principal, ctx):
         gate_rule += "+key_deletion_queued"  # the key itself is not written to the trace
     clock.lap("intent_gate")
 
