@@ -10,10 +10,14 @@ application role does not exist until migration 0005 creates it, so a check made
 application role's connection would stop the very migration that creates it.
 """
 
+from django.core.management.base import CommandError
 from django.core.management.commands.migrate import Command as DjangoMigrateCommand
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, ProgrammingError, connections
 
 from memory_core.rls import PLATFORM_SETTING, owner_connection
+
+# PostgreSQL's SQLSTATE for a privilege the role lacks ("permission denied for table ...").
+INSUFFICIENT_PRIVILEGE = "42501"
 
 
 class Command(DjangoMigrateCommand):
@@ -26,4 +30,19 @@ class Command(DjangoMigrateCommand):
             conn.ensure_connection()
             with conn.cursor() as cursor:
                 cursor.execute("SELECT set_config(%s, 'on', false)", [PLATFORM_SETTING])
-            return super().execute(*args, **options)
+            try:
+                return super().execute(*args, **options)
+            except ProgrammingError as exc:
+                if getattr(exc.__cause__, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
+                    raise
+                # The tables are another role's: a restore made with ``pg_restore --no-owner``
+                # as a superuser gives them to the superuser. A traceback until stop 67's
+                # audit of backups (docs/operations.md named the error and no way out).
+                reason = str(exc).strip().splitlines()[0]
+                raise CommandError(
+                    f"The owner role {conn.settings_dict['USER']!r} may not change this "
+                    f"database: {reason}. Its tables belong to another role, as after "
+                    "`pg_restore --no-owner` run as a superuser: restore the backup again as "
+                    'docs/operations.md says ("Restore procedure": as the superuser without '
+                    "--no-owner, into a database the owner role owns), then migrate."
+                ) from exc

@@ -4,17 +4,21 @@ keys' expiries, tenants' policy retention, memory revocations and rejections rec
 them."""
 
 import json
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_path, ledger_scan, line_numbers
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
 from memory_core.exceptions import Busy
 from memory_core.management.commands._options import check_texts, parse_moment, path_kind
+from memory_core.models import DeletionOperation
 from memory_core.rls import platform_command
 
 
@@ -64,6 +68,7 @@ class Command(BaseCommand):
                 "--ledger is empty: name the journal file (or leave the option out to replay "
                 "MEMLEDGER_DELETION_LEDGER). Nothing was replayed."
             )
+        _refuse_unmigrated()
         unreadable: list[int] = []
         recovered: list[int] = []
         if ledger_database:
@@ -189,7 +194,52 @@ class Command(BaseCommand):
             )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
-            raise CommandError(f"some operations did not complete: {result['incomplete']}")
+            raise CommandError(_incomplete_message(result["incomplete"]))
+
+
+def _refuse_unmigrated() -> None:
+    """Refuse, before replaying anything, a database this release's migrations have not all
+    been applied to: a backup of an earlier release restored and not migrated yet.
+
+    Replayed as this release's models have them, its rows failed half way with a traceback
+    (an undefined column), after the keys were revoked again and before any deletion was
+    (stop 67's audit of backups)."""
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if plan:
+        first, _backwards = plan[0]
+        raise CommandError(
+            f"Database {connection.settings_dict['NAME']!r} is not migrated to this release "
+            f"({len(plan)} migration(s) to apply, the first {first.app_label}.{first.name}): a "
+            "backup of an earlier release, or a restore not finished. Once pg_restore has "
+            "finished, run `python manage.py migrate`, then replay (docs/operations.md, "
+            '"Restore procedure"). Nothing was replayed.'
+        )
+
+
+def _incomplete_message(incomplete: dict) -> str:
+    """Name each operation that did not complete with its state and why (its
+    ``last_error``), and say what to do: until stop 67's audit of backups the message was the
+    bare dict, ``DeletionState.PARTIAL`` and no cause (a journal that could not be written)."""
+    errors = dict(
+        DeletionOperation.objects.filter(pk__in=list(incomplete)).values_list("pk", "last_error")
+    )
+    named = "; ".join(
+        f"{pk} ({status}: {_first_line(errors.get(uuid.UUID(pk), ''))})"
+        for pk, status in sorted(incomplete.items())
+    )
+    return (
+        f"{len(incomplete)} operation(s) did not complete: {named}. What their steps purged "
+        "stays purged. Fix what the errors name (each replayed operation is appended to the "
+        "journal again, MEMLEDGER_DELETION_LEDGER, which must be writable) and run "
+        "replay_deletions again: replaying twice changes nothing more."
+    )
+
+
+def _first_line(error: str) -> str:
+    """Return the first line of ``error``, at most 300 characters; a placeholder for none."""
+    line = error.strip().splitlines()[0] if error.strip() else "no error recorded"
+    return line if len(line) <= 300 else line[:299] + "…"
 
 
 def _has_entry(path: Path) -> bool:
