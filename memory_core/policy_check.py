@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from memory_core.models.choices import (
     Authority,
@@ -368,6 +368,10 @@ def retention_cutoffs(retention: dict, now: datetime, *, tenant_id=None) -> list
     """Return the class rules of ``retention`` (a policy's ``retention`` section) that limit
     anything, each with its cutoff at ``now``: ``now`` less the period (``retention_period``;
     a ``null`` period limits nothing and has no rule)."""
+    # In UTC: an aware ``now`` of a zone with summer time is subtracted from on its wall
+    # clock, and a period that crossed a change moved the cut-off by an hour (stop 67's audit
+    # of retention).
+    now = now.astimezone(UTC)
     cutoffs = []
     for reason, key, column, value in CLASS_RULES:
         period = retention_period(retention, key, tenant_id=tenant_id)

@@ -51,7 +51,7 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -209,7 +209,8 @@ def _tenant_isolated(step: str, tenant_id, failures: list | None):
 def _cutoff(now, retention: dict, key: str, tenant_id):
     """The oldest time ``retention[key]`` keeps, or None (no limit; ``retention_period``)."""
     period = retention_period(retention, key, tenant_id=tenant_id)
-    return None if period is None else now - period
+    # In UTC, as ``retention_cutoffs``: not on the wall clock of ``now``'s zone.
+    return None if period is None else now.astimezone(UTC) - period
 
 
 def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
@@ -309,9 +310,15 @@ def retention_delete(
 
 def due_by_rule(tenant_id, condition: Q):
     """The tenant's rows a retention rule (``_rules``) no longer allows, never the tombstones
-    earlier sweeps left (``memory_retention``, ``memory_inferred_retention``)."""
+    earlier sweeps left (``memory_retention``, ``memory_inferred_retention``), oldest first:
+    a batch took the model's newest first, so on a backlog each run deleted the rows just
+    past their due and left the most overdue, content and all (stop 67's audit of
+    retention)."""
     return (
-        Memory.objects.filter(tenant_id=tenant_id).filter(condition).exclude(status=Status.DELETED)
+        Memory.objects.filter(tenant_id=tenant_id)
+        .filter(condition)
+        .exclude(status=Status.DELETED)
+        .order_by("created_at", "pk")
     )
 
 
