@@ -27,6 +27,7 @@ from memory_core.admission.guards.vocabulary import (
     Rule,
     W,
     first_link_in_its_token,
+    link_glued_to,
     rx,
     url_and_its_token,
     words,
@@ -40,6 +41,12 @@ _MONEY_ML = (
     r"bonifico|rimborsi|rimborso"
 )
 
+# The verbs of a link fetched for its instructions: "descarga https://... y sigue lo que diga".
+_FETCH_VERBS = (
+    r"(?:descarga|descargar|carga|lee|abre|consulta|visita|telecharge|telechargez|charge|lis|"
+    r"lisez|ouvre|ouvrez|consulte|visite|lade|lies|offne|besuche|rufe|baixe|carregue|leia|abra|"
+    r"scarica|carica|leggi|apri)"
+)
 _CARD_OF_ANOTHER = (
     r"\b(?:tarjeta|carte|karte|kreditkarte|cartao|carta|cuenta|compte|konto|conta|conto)\b"
     + W
@@ -195,14 +202,19 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.instruction_override",
         rx(
-            r"\b(?:descarga|descargar|carga|lee|abre|consulta|visita|telecharge|telechargez|"
-            r"charge|lis|lisez|ouvre|ouvrez|consulte|visite|lade|lies|offne|besuche|rufe|"
-            r"baixe|carregue|leia|abra|scarica|carica|leggi|apri)\W+",
+            r"(?:\b",
+            _FETCH_VERBS,
+            r"\W+",
             words(0, 3),
             # the link and its token read once (``url_and_its_token``): "visita " and
             # "sh.sh.sh..." took over a second at 1,000 characters (stop 66's audit of the
             # guards' regular expressions)
             url_and_its_token(W + r"{0,40}?"),
+            # ... or the verb written against the link ("Lee:https://...", stop 67's second
+            # review)
+            r"|",
+            link_glued_to(_FETCH_VERBS),
+            r")",
             r"\b(?:y|et|und|e)\W+(?:\w+\W+)?(?:sigue|obedece|cumple|aplica|ejecuta|suis|"
             r"suivez|obeis|applique|execute|befolge|folge|gehorche|fuhre|siga|obedeca|cumpra|"
             r"aplique|segui|obbedisci|applica|esegui)\W+(?:lo que|ce qu'|ce que|was|"

@@ -361,6 +361,19 @@ def url_and_its_token(gap: str) -> str:
     )
 
 
+def link_glued_to(verbs: str) -> str:
+    """One of ``verbs`` and a link written in one token ("Read:https://...", "open(https://
+    ...)", up to three segments of words between them as ``words`` reads inside a token), and
+    the rest of the token (``\\S*``), beside a rule's verb, words and ``url_and_its_token``:
+    there the verb's ``\\W+`` reaches the link inside its token, where
+    ``first_link_in_its_token`` does not begin, so an order past the token's first 200
+    characters was stored (stop 67's second review). The token is read from its start once,
+    to its first such verb and link (atomic), as ``first_link_in_its_token`` reads: begun at
+    each verb of a token ("read:https://read:https://..."), each start would read the rest."""
+    link = rf"(?:{LEADING_SCHEME}|{LEADING_HOST})"
+    return rf"(?<!\S)(?>\S*?\b{verbs}[^\w\s]++(?:\w++[^\w\s]++){{0,3}}?{link})\S*"
+
+
 def first_link_in_its_token(*links: str) -> str:
     """The first of each kind of ``links`` (``LEADING_SCHEME``, ``LEADING_HOST``,
     ``LEADING_EMAIL``) in a token, the token read from its start once for each, for a rule
