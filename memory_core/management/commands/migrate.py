@@ -13,11 +13,9 @@ application role's connection would stop the very migration that creates it.
 from django.core.management.base import CommandError
 from django.core.management.commands.migrate import Command as DjangoMigrateCommand
 from django.db import DEFAULT_DB_ALIAS, ProgrammingError, connections
+from psycopg.errors import InsufficientPrivilege
 
 from memory_core.rls import PLATFORM_SETTING, owner_connection
-
-# PostgreSQL's SQLSTATE for a privilege the role lacks ("permission denied for table ...").
-INSUFFICIENT_PRIVILEGE = "42501"
 
 
 class Command(DjangoMigrateCommand):
@@ -33,7 +31,7 @@ class Command(DjangoMigrateCommand):
             try:
                 return super().execute(*args, **options)
             except ProgrammingError as exc:
-                if getattr(exc.__cause__, "sqlstate", None) != INSUFFICIENT_PRIVILEGE:
+                if not isinstance(exc.__cause__, InsufficientPrivilege):
                     raise
                 # The tables are another role's: a restore made with ``pg_restore --no-owner``
                 # as a superuser gives them to the superuser. A traceback until stop 67's
