@@ -463,8 +463,12 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     clock.lap("assembly")
 
     rejections = rejected_filters + rejected_rank + rejected_conflicts + rejected_budget
+    # Whether the trace names the person, by their subject or by their id's digest: one that
+    # names nobody (their deletion is running) is one their deletion never finds.
+    names_the_person = subject_id is not None or not subject_state
     stages = _trace_document(
         ctx=ctx,
+        names_the_person=names_the_person,
         request=request,
         mode=mode,
         gate_rule=gate_rule,
@@ -501,7 +505,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         # deleted, or known meanwhile, is named by nothing, nor left behind for its deletion
         # to miss (docs/retrieval.md, ``+subject_being_deleted``).
         user_id_sha256=(
-            user_id_digest(request.user_id) if subject_id is None and not subject_state else ""
+            user_id_digest(request.user_id) if subject_id is None and names_the_person else ""
         ),
         mode=str(mode),
         degraded=degraded,
@@ -741,10 +745,17 @@ def _handed_out_ids(items: list[Candidate], clarifications: list[Clarification])
     return list(dict.fromkeys(ids))
 
 
-def _traced_scopes(scopes: list[str], ctx: RetrievalContext) -> list[str]:
+def _traced_scopes(
+    scopes: list[str], ctx: RetrievalContext, *, names_the_person: bool
+) -> list[str]:
     """Return ``scopes`` as a trace keeps them: a user scope names the person
     (``user:<external id>``), so only a trace that names their subject, which a deletion of
-    the subject finds and deletes, keeps one."""
+    the subject finds and deletes, keeps one. A trace that names nobody (``+subject_being_
+    deleted``, ``+subject_known_meanwhile``: the deletion running never finds it) keeps no
+    scope of the request's ids at all: it kept their task, project and repository ids for
+    ``trace_days`` after the person's deletion (stop 68's audit of traces)."""
+    if not names_the_person:
+        return [scope for scope in scopes if scope == "global"]
     if ctx.subject_id is not None:
         return scopes
     return [scope for scope in scopes if not scope.startswith("user:")]
@@ -753,6 +764,7 @@ def _traced_scopes(scopes: list[str], ctx: RetrievalContext) -> list[str]:
 def _trace_document(
     *,
     ctx,
+    names_the_person: bool,
     request,
     mode,
     gate_rule,
@@ -784,7 +796,9 @@ def _trace_document(
             "agent_id": str(ctx.agent_id) if ctx.agent_id else None,
             "subject_known": ctx.subject_id is not None,
             "allowed_scopes": _traced_scopes(
-                [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes], ctx
+                [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes],
+                ctx,
+                names_the_person=names_the_person,
             ),
             "locale": ctx.locale,
             "environment": ctx.environment,
@@ -803,7 +817,9 @@ def _trace_document(
         "plan": {
             **plan_.as_trace(),
             "intent": asked,
-            "preferred_scopes": _traced_scopes(list(plan_.preferred_scopes), ctx),
+            "preferred_scopes": _traced_scopes(
+                list(plan_.preferred_scopes), ctx, names_the_person=names_the_person
+            ),
         },
         "stores_queried": stores,
         "candidates_by_store": by_store,
