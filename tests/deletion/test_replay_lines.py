@@ -21,6 +21,7 @@ from memory_core.deletion.ledger import (
 )
 from memory_core.models import ApiKey, Memory
 from tests.deletion.conftest import journal_line
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -240,3 +241,42 @@ def test_a_line_whose_time_is_past_year_9999_in_utc_is_skipped_not_written(
     assert json.loads(out.getvalue())["unreadable_lines"] == 1
     assert Memory.objects.get(pk=memories[1].pk).status == "deleted"
     ApiKey.objects.get(pk=key.pk)  # still readable
+
+
+def test_replay_reports_its_progress_while_it_replays(journal, tenant, monkeypatch):
+    """Stop 68's audit of the commands: ``replay_deletions`` said nothing until its last line
+    was replayed. It runs each deletion's steps in-process, measured at 83 ms a line of one
+    memory (100 lines, 8.3 s), so 35 days of a service's deletions take minutes to an hour
+    during a restore, with web, worker and beat stopped: an operator could not tell a replay
+    that runs from one that hangs, nor, when one stopped, how far it got. It reports the
+    governance lines applied, then the deletions replayed, every 5 %, on stderr."""
+    from memory_core.deletion import replay
+
+    lines = []
+    for number in range(1, 41):
+        owner = SubjectFactory(tenant=tenant)
+        memory = MemoryFactory(subject=owner)
+        lines.append(
+            journal_line(
+                number, tenant_id=tenant.pk, target="memory", subject_id=owner.pk,
+                memory_ids=[memory.pk],
+            )
+        )  # fmt: skip
+    journal.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    err = StringIO()
+    seen_before_last: list[str] = []
+    real = replay.deletion_run
+    runs = []
+
+    def watched(**kwargs):
+        runs.append(1)
+        if len(runs) == len(lines):  # the last deletion: what has the operator seen so far?
+            seen_before_last.append(err.getvalue())
+        return real(**kwargs)
+
+    monkeypatch.setattr(replay, "deletion_run", watched)
+    call_command("replay_deletions", "--since", SINCE, stdout=StringIO(), stderr=err)
+    assert len(runs) == len(lines)
+    assert "0 governance line(s) applied" in seen_before_last[0]
+    assert "replay: 38/40 deletion line(s) done, 0 not completed so far" in seen_before_last[0]
+    assert "replay: 40/40 deletion line(s) done" in err.getvalue()

@@ -114,7 +114,7 @@ class Command(BaseCommand):
                     f"line {line_numbers(recovered)}"
                 )
         try:
-            result = replay_deletions(entries=entries)
+            result = replay_deletions(entries=entries, log=self.stderr.write)
         except Busy as exc:  # a tenant's rows kept being taken by traffic: run it again
             raise CommandError(f"{exc.message} ({exc.code})") from exc
         result.update(
