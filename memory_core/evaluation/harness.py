@@ -264,6 +264,9 @@ def check_case_ids(cases: list[dict], known) -> None:
             case["ranked_before"] = [list(pair) for pair in pairs]
 
 
+# How many progress lines each arm of a run logs (one every 5 % of its cases).
+PROGRESS_PARTS = 20
+
 RUN_REMOVED = (
     "a deletion of words this dataset holds removed the run's copy while it ran, so its "
     "figures are not the dataset's: run it again"
@@ -322,12 +325,15 @@ class Run:
         then says the run was removed (``each``), as when a deletion reaches it later."""
         evaluation_run_reached(self.tenant_ids, self.loading_since)
 
-    def each(self, runner, cases: list[dict]) -> list[Outcome]:
-        """Return ``runner(self, case)`` for every case; DatasetError once a deletion removed
+    def each(self, runner, cases: list[dict], *, label: str, log) -> list[Outcome]:
+        """Return ``runner(self, case)`` for every case, telling ``log`` the cases run every
+        5 % of them (``PROGRESS_PARTS``) under ``label``; DatasetError once a deletion removed
         the run: the next case's agent and trace named a tenant that was gone, a database
         error (a foreign key, a deadlock against the removal) instead of a sentence."""
         outcomes = []
-        for case in cases:
+        every = max(1, len(cases) // PROGRESS_PARTS)
+        started = time.monotonic()
+        for done, case in enumerate(cases, start=1):
             if self.removed():
                 raise DatasetError(RUN_REMOVED)
             try:
@@ -336,6 +342,11 @@ class Run:
                 if self.removed():
                     raise DatasetError(RUN_REMOVED) from exc
                 raise
+            if done % every == 0 or done == len(cases):
+                log(
+                    f"eval_retrieval: {label} {done}/{len(cases)} cases "
+                    f"({time.monotonic() - started:.0f} s)"
+                )
         return outcomes
 
     def cleanup(self) -> None:
@@ -556,8 +567,16 @@ def score(cases: list[dict], outcomes: list[Outcome], run: Run) -> tuple[dict, l
     return metrics, failures
 
 
-def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = None) -> dict:
-    """Run the whole evaluation of ``data`` and return the format's JSON object."""
+def evaluate_dataset(
+    data: dict, *, keep: bool = False, prefix: str | None = None, log=None
+) -> dict:
+    """Run the whole evaluation of ``data`` and return the format's JSON object.
+
+    ``log(message)`` is told when the load is done, then the cases each arm has run: some
+    40 ms a case, and a file of thousands said nothing for minutes (stop 68's audit of the
+    commands)."""
+    log = log or (lambda message: None)
+    started = time.monotonic()
     if not isinstance(data, dict):
         raise DatasetError("the dataset must be a JSON object")
     cases = validate_cases(data)
@@ -568,10 +587,14 @@ def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = Non
     with transaction.atomic():
         run = Run(data, prefix)
         check_case_ids(cases, run.entries)
+    log(
+        f"eval_retrieval: loaded {len(run.back)} memories ({time.monotonic() - started:.0f} s); "
+        f"running {len(cases)} cases"
+    )
     try:
         run.reached_while_loading()
-        system = run.each(run_system, cases)
-        baseline = run.each(run_baseline, cases)
+        system = run.each(run_system, cases, label="system", log=log)
+        baseline = run.each(run_baseline, cases, label="baseline_vector_topk", log=log)
         nothing = [Outcome() for _ in cases]
         system_metrics, failures = score(cases, system, run)
         baseline_metrics, _ = score(cases, baseline, run)

@@ -42,7 +42,7 @@ class Command(BaseCommand):
         target = check_output_path(json_out)
         data = read_json(path, what="dataset")
         try:
-            result = evaluate_dataset(data, keep=options["keep"])
+            result = evaluate_dataset(data, keep=options["keep"], log=self.stderr.write)
         except DatasetError as exc:
             raise CommandError(f"{path}: {exc}") from exc
         text = strict_json(result)
