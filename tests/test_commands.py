@@ -494,3 +494,40 @@ def test_leak_hunt_reports_progress_while_it_runs(monkeypatch):
     call_command("leak_hunt", "--retrievals", str(retrievals), stdout=StringIO(), stderr=err)
     assert len(calls) == retrievals
     assert "leak hunt: 57/60 retrievals, 0 leaks so far" in seen_before_last[0]
+
+
+def test_prune_deletion_journal_on_a_database_that_does_not_exist_says_to_create_it(tmp_path):
+    """``prune_deletion_journal``, which the backup job runs, was not a platform command
+    (``rls.platform_command``): on a database that does not exist (``MEMLEDGER_DB_NAME``
+    mistyped in the cron job's environment) it died in an ``OperationalError`` traceback
+    instead of the sentence every other operator command ends with (stop 68's audit of the
+    commands)."""
+    from django.db import connection
+
+    from tests.processes import run_manage
+
+    result = run_manage(
+        "prune_deletion_journal", "--before", "2000-01-01T00:00:00Z",
+        "--ledger", str(tmp_path / "journal.jsonl"),
+        MEMLEDGER_DB_NAME=f"{connection.settings_dict['NAME']}_never_made",
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "Create the database first" in result.stderr, result.stderr[-2000:]
+
+
+def test_import_refuses_screen_and_no_screen_together(tenant, tmp_path):
+    """``--screen --no-screen`` imported unscreened without a word (the last one won), where
+    a script that meant to screen may have had ``--no-screen`` appended by a wrapper: the
+    two contradict each other and are refused, nothing imported (stop 68's audit of the
+    commands)."""
+    from memory_core.models import Memory
+
+    path = tmp_path / "one.jsonl"
+    path.write_text("{}\n")
+    with pytest.raises(CommandError, match="not allowed with"):
+        call_command(
+            "import_memories", str(path), "--screen", "--no-screen",
+            stdout=StringIO(), stderr=StringIO(),
+        )  # fmt: skip
+    assert not Memory.objects.exists()

@@ -112,14 +112,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--dry-run", action="store_true", help="Validate only.")
-        parser.add_argument(
+        # One or the other: given both, the last won silently (stop 68's audit of the commands).
+        screening = parser.add_mutually_exclusive_group()
+        screening.add_argument(
             "--no-screen",
             dest="screen",
             action="store_false",
             help="Do not screen the records as admission would (a file screened already).",
         )
         # The default since screening became one; kept so that scripts naming it still run.
-        parser.add_argument("--screen", dest="screen", action="store_true", help="The default.")
+        screening.add_argument("--screen", dest="screen", action="store_true", help="The default.")
 
     @platform_command
     def handle(self, *args, file, dry_run, screen, **options):

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.clock import database_now
 from memory_core.deletion.ledger import ledger_folder_missing, ledger_path, ledger_prune
 from memory_core.management.commands._options import parse_moment, path_kind
+from memory_core.rls import platform_command
 
 
 class Command(BaseCommand):
@@ -33,6 +34,7 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="count what would be dropped; change nothing"
         )
 
+    @platform_command  # a database that does not exist is a sentence, not a traceback
     def handle(self, *args, before, ledger=None, dry_run=False, **options):
         moment = parse_moment(before, option="--before")
         days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
