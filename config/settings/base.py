@@ -66,7 +66,9 @@ MIDDLEWARE = [
     # Then an oversized API body is refused (413) before anything reads it.
     "api.body_limit.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's, without dropping the cookie of a session another request ended: a request
+    # in flight with it dropped a new login's too (config/sessions.py).
+    "config.sessions.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
