@@ -25,6 +25,7 @@ from memory_core.selectors.portal import (
 from memory_core.selectors.reviews import review_approval_conflict, review_get
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_kind_check, review_reject
+from memory_core.services.writes import REPLACED_BY_LATER_CORRECTION
 from portal.access import ReviewerMixin
 from portal.charts import NARROW_WIDTH, chart_geometry
 from portal.forms import ApprovalForm, ConflictResolveForm, ReasonForm, form_problems
@@ -201,6 +202,14 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
             return f"{nothing}: it is no longer waiting for a reviewer."
         if ended.action == MemoryEvent.Action.EXPIRED:
             return f"{nothing}: it expired while it waited ({reason_label(ended.reason_code)})."
+        if ended.reason_code == REPLACED_BY_LATER_CORRECTION:
+            # Withdrawn by the person's own later correction (``writes._withdraw_own_waiting``),
+            # recorded as a revoke: "its person revoked it" read as a person who took the
+            # memory back, where what they said last stands (stop 68's audit of the portal).
+            return (
+                f"{nothing}: its person replaced it with a later correction while it waited; "
+                "what they said last stands (if it is sensitive, it waits in this queue)."
+            )
         done, who = self.ENDED[ended.action], self.WHO.get(ended.actor_type)
         happened = f"{who} {done} it" if who else f"it was {done}"
         return f"{nothing}: {happened} while it waited."
@@ -375,12 +384,10 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
                 principal=self.principal, item_id=item_id, kind=ReviewItem.Kind.CONFLICT
             )
             if number is None:
-                # Resolved or closed meanwhile: there is no form left to show the problem on.
-                messages.error(
-                    request,
-                    f"Conflict {str(item_id)[:8]}: nothing was resolved, as it was closed "
-                    f"meanwhile ({form_problems(form)}).",
-                )
+                # Resolved or closed meanwhile: there is no form left to show the problem on,
+                # and what ended it is the answer, as for a resolution with a reason (it asked
+                # for a reason and a winner for a conflict no one can resolve any more).
+                messages.error(request, self.closed_meanwhile(item_id))
                 return redirect(back)
             page = conflict_queue(principal=self.principal, page=number)
             return render(
@@ -405,6 +412,9 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
                 seen_candidate_ids=form.cleaned_data.get("candidate_ids"),
             )
         except DomainError as error:
+            if error.code == "review_not_open":
+                messages.error(request, self.closed_meanwhile(item_id))
+                return redirect(back)
             # Where the conflict is now: changed, it is shown again there (``page_now``).
             here = page_now(
                 "portal:review:conflicts",
@@ -423,6 +433,36 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
             done += self.given_to_no_agent(item)
         messages.success(request, f"Conflict resolved: {label.lower()}. {done}")
         return redirect(back)
+
+    def closed_meanwhile(self, item_id) -> str:
+        """Return, in a reviewer's words, why nothing was resolved on the conflict ``item_id``:
+        it stopped being open after the page was shown (``review_not_open``), resolved by this
+        reviewer's first click or by another reviewer, or closed by itself, fewer than two of
+        its candidates being left in use (its resolution the reason code of what retired one,
+        ``conflicts_close_settled``, or the retention sweep's ``settled``).
+
+        It was the service's "This conflict is already resolved." for each, which said neither
+        by whom nor how, and called resolved a conflict no one had (stop 68's audit of the
+        portal), where a decision on a write says both (``ReviewDecideView.closed_meanwhile``).
+        """
+        item = review_get(principal=self.principal, item_id=item_id)
+        short = str(item.pk)[:8]
+        nothing = f"Nothing was resolved on conflict {short}"
+        outcome = dict(ConflictResolveForm.OUTCOMES).get(item.resolution)
+        if outcome is None:
+            return (
+                f"{nothing}: it closed meanwhile, as fewer than two of its candidates are still "
+                "in use (revoked, expired or deleted since), so nothing is left to choose."
+            )
+        how = outcome.lower()
+        if item.resolved_by_id == self.request.user.pk:  # a second click
+            return (
+                f"Nothing more was resolved on conflict {short}: you resolved it already ({how})."
+            )
+        if item.resolved_by_id is not None:
+            return f"{nothing}: another reviewer resolved it meanwhile ({how})."
+        # No login: a reviewer's whose login is gone since.
+        return f"{nothing}: it was resolved meanwhile ({how})."
 
     @classmethod
     def out_of_use(cls, item, winner_id=None) -> list[tuple[Memory, str]]:

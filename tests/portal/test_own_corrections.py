@@ -10,6 +10,7 @@ review items: one statement of theirs stands.
 """
 
 import pytest
+from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 
@@ -251,3 +252,26 @@ def test_a_correction_withdraws_the_persons_waiting_write_whose_approval_lands_o
         subject=alice_memory.subject, memory_key=alice_memory.memory_key, status="active"
     )
     assert in_use.content == "Alice prefers two spaces."
+
+
+def test_a_reviewer_deciding_a_withdrawn_correction_is_told_it_was_replaced_not_revoked(
+    alice_client, alice_memory, reviewer
+):
+    """Stop 68's audit of the portal: a reviewer's Approve of a person's correction that
+    their later one withdrew while the queue was open said "its person revoked it while it
+    waited", as of a person who took the memory back, when what they said last stands (and,
+    sensitive, waits in the same queue). It says that a later correction replaced it."""
+    correct(alice_client, alice_memory, RETRACTED)
+    item = ReviewItem.objects.get(memory__content=RETRACTED, kind="sensitive_write")
+    correct(alice_client, alice_memory, LATEST)
+    assert withdrawn(item)
+
+    reviewers = Client()
+    reviewers.force_login(reviewer)
+    response = reviewers.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "looks fine"}, follow=True
+    )
+    said = " ".join(str(message) for message in get_messages(response.wsgi_request))
+    short = str(item.pk)[:8]
+    assert f"Nothing was decided on write {short}: its person replaced it" in said, said
+    assert "revoked" not in said

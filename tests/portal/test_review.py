@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -967,7 +968,7 @@ def test_revoking_candidates_closes_the_conflict_once_nothing_is_left_to_choose(
         {"outcome": "choose_winner", "winner_id": str(a.pk), "reason": "too late"},
         follow=True,
     )
-    assert b"already resolved" in response.content
+    assert b"it closed meanwhile, as fewer than two of its candidates" in response.content
     assert Memory.objects.get(pk=c.pk).status == "active"
 
 
@@ -1916,3 +1917,77 @@ def test_a_changed_conflict_is_shown_on_the_page_it_is_on_now(reviewer_client, a
     )
     assert ReviewItem.objects.get(pk=target.pk).state == "open"
     assert answer["Location"] == reverse("portal:review:conflicts")  # page 1, where it is now
+
+
+def resolved_message(client, item, body) -> str:
+    """Send a resolution of ``item`` and return the messages of the page it lands on."""
+    response = client.post(reverse("portal:review:resolve", args=[item.pk]), body, follow=True)
+    return " ".join(str(message) for message in get_messages(response.wsgi_request))
+
+
+def test_resolving_a_conflict_decided_meanwhile_says_by_whom_and_how(
+    reviewer_client, reviewer, queues
+):
+    """Stop 68's audit of the portal: a resolution of a conflict another reviewer resolved
+    while the page was open, or a second click on Resolve, answered with the service's "This
+    conflict is already resolved.", which said neither by whom nor how, where a decision on a
+    write says both (``ReviewDecideView.closed_meanwhile``): the reviewer could not tell
+    whether what they meant was done."""
+    from tests.portal.conftest import make_login
+
+    item = queues["own_conflict"]
+    shown = ",".join(str(pk) for pk in item.candidate_ids)
+    choose = {
+        "outcome": "choose_winner",
+        "winner_id": str(item.candidate_ids[0]),
+        "reason": "Ops confirmed",
+        "candidate_ids": shown,
+    }
+    assert "Conflict resolved" in resolved_message(reviewer_client, item, choose)
+    said = resolved_message(reviewer_client, item, choose)  # a second click
+    short = str(item.pk)[:8]
+    assert f"Nothing more was resolved on conflict {short}: you resolved it already" in said
+    assert "(choose the winner)" in said
+
+    other = make_login("second-reviewer", tenant=item.tenant, role="reviewer")
+    other_client = Client()
+    other_client.force_login(other)
+    keep = {"outcome": "keep_both_scoped", "reason": "both hold", "candidate_ids": shown}
+    said = resolved_message(other_client, item, keep)
+    assert f"Nothing was resolved on conflict {short}: another reviewer resolved it" in said
+    assert "(choose the winner)" in said
+    item.refresh_from_db()
+    assert (item.resolution, item.resolved_by_id) == ("choose_winner", reviewer.pk)
+
+
+@pytest.mark.parametrize("reason", ["Ops confirmed", ""])
+def test_resolving_a_conflict_that_closed_by_itself_does_not_call_it_resolved(
+    reviewer_client, queues, reason
+):
+    """Stop 68's audit of the portal: once its person revoked one of two candidates, the
+    conflict closed by itself (nothing is left to choose), and a reviewer's resolution from
+    the page opened before was told "This conflict is already resolved.", of a conflict no
+    one resolved; one without a reason was asked for the reason and the winner of it. Each
+    now says that it closed, and why."""
+    from memory_core.services.writes import memory_revoke
+
+    item = queues["own_conflict"]
+    owner = SubjectPrincipal(tenant_id=item.tenant_id, subject_id=item.subject_id, user_id=1)
+    memory_revoke(principal=owner, memory_id=item.candidate_ids[0])
+    item.refresh_from_db()
+    assert (item.state, item.resolved_by_id) == ("resolved", None)
+
+    said = resolved_message(
+        reviewer_client,
+        item,
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(item.candidate_ids[1]),
+            "reason": reason,
+            "candidate_ids": ",".join(str(pk) for pk in item.candidate_ids),
+        },
+    )
+    short = str(item.pk)[:8]
+    assert f"Nothing was resolved on conflict {short}: it closed meanwhile" in said
+    assert "fewer than two of its candidates are still in use" in said
+    assert "already resolved" not in said and "required" not in said, said
