@@ -510,7 +510,8 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         mode=str(mode),
         degraded=degraded,
         policy_version=policy.version,
-        query_hash=hashlib.sha256(request.query.encode()).hexdigest(),
+        # A digest of the person's words: left out of a trace naming nobody, as their id's.
+        query_hash=(hashlib.sha256(request.query.encode()).hexdigest() if names_the_person else ""),
         stages=stages,
         selected_ids=_handed_out_ids(items, clarifications),
         cited_ids=cited,
@@ -753,7 +754,8 @@ def _traced_scopes(
     the subject finds and deletes, keeps one. A trace that names nobody (``+subject_being_
     deleted``, ``+subject_known_meanwhile``: the deletion running never finds it) keeps no
     scope of the request's ids at all: it kept their task, project and repository ids for
-    ``trace_days`` after the person's deletion (stop 68's audit of traces)."""
+    ``trace_days`` after the person's deletion (stop 68's audit of traces); nor their
+    locale, environment or query hash (``_trace_document``, ``retrieve``: stop 68's review)."""
     if not names_the_person:
         return [scope for scope in scopes if scope == "global"]
     if ctx.subject_id is not None:
@@ -800,8 +802,9 @@ def _trace_document(
                 ctx,
                 names_the_person=names_the_person,
             ),
-            "locale": ctx.locale,
-            "environment": ctx.environment,
+            # The person's too (docs/security.md): kept only where their deletion finds them.
+            "locale": ctx.locale if names_the_person else "",
+            "environment": ctx.environment if names_the_person else "",
             # The retention rules every store applied: a memory written before a rule's
             # cutoff was left out as overdue (the sweep deletes it).
             "retention_cutoffs": {

@@ -85,3 +85,38 @@ def test_a_retrieval_meeting_the_deletion_of_a_person_known_meanwhile_keeps_no_i
     _, kept = _retrieve(api_client, tenant.id, "newcomer")
     assert kept.user_id_sha256 == user_id_digest("newcomer")
     assert "project:atlas-hr" in kept.stages["context"]["allowed_scopes"]
+
+
+def test_a_trace_naming_nobody_keeps_no_query_hash_locale_or_environment(
+    settings, tenant, api_client
+):
+    """The trace kept the SHA-256 of the query, the locale and the environment of the
+    request, which the project counts as the person's (docs/security.md: "the other
+    person's task, project and repository ids, environment, locale and query hash"): for
+    ``trace_days`` after their deletion, read by every agent of the tenant with
+    ``any_subject`` (stop 68's review of the audit of traces)."""
+    settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 0.3
+    person = SubjectFactory(tenant=tenant, external_id="user-1")
+    where = {"locale": "gsw-CH", "environment": "laptop-of-user-1"}
+
+    def retrieve() -> RetrievalTrace:
+        body = {
+            "query": "Which clinic did the user book last spring?",
+            "intent": "answer_question",
+            "context": {"user_id": "user-1", **where},
+        }
+        response = api_client.post("/api/v1/retrieve", body, format="json")
+        assert response.status_code == 200, response.content
+        with tenant_scope(tenant.id):
+            return RetrievalTrace.objects.get(pk=response.json()["trace_id"])
+
+    with held_in_another_transaction(tenant.id, lambda: subject_deletion_lock(person.pk)):
+        trace = retrieve()
+    assert trace.stages["gate"]["rule"].endswith("+subject_being_deleted")
+    assert trace.query_hash == ""
+    assert (trace.stages["context"]["locale"], trace.stages["context"]["environment"]) == ("", "")
+    # A trace naming the person keeps them: their deletion finds it.
+    kept = retrieve()
+    assert len(kept.query_hash) == 64
+    assert kept.stages["context"]["locale"] == "gsw-CH"
+    assert kept.stages["context"]["environment"] == "laptop-of-user-1"
