@@ -1073,7 +1073,7 @@ def replay_deletions(*, entries: list[dict], log=None) -> dict:
             f"({time.monotonic() - started:.0f} s); {len(deletions)} deletion line(s) to replay"
         )
     replayed, skipped, statuses = 0, 0, {}
-    every = max(1, len(deletions) // PROGRESS_PARTS)
+    every = -(-len(deletions) // PROGRESS_PARTS)  # rounded up: at most PROGRESS_PARTS lines
     for done, entry in enumerate(deletions, start=1):
         operation = _restore_operation(entry)
         if operation is None:

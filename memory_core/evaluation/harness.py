@@ -331,7 +331,7 @@ class Run:
         the run: the next case's agent and trace named a tenant that was gone, a database
         error (a foreign key, a deadlock against the removal) instead of a sentence."""
         outcomes = []
-        every = max(1, len(cases) // PROGRESS_PARTS)
+        every = -(-len(cases) // PROGRESS_PARTS)  # rounded up: at most PROGRESS_PARTS lines
         started = time.monotonic()
         for done, case in enumerate(cases, start=1):
             if self.removed():
@@ -587,11 +587,13 @@ def evaluate_dataset(
     with transaction.atomic():
         run = Run(data, prefix)
         check_case_ids(cases, run.entries)
-    log(
-        f"eval_retrieval: loaded {len(run.back)} memories ({time.monotonic() - started:.0f} s); "
-        f"running {len(cases)} cases"
-    )
     try:
+        # Inside the ``try``: a stderr that cannot take the line (its reader gone) left the
+        # run's tenants stored, the load committed (stop 68's review).
+        log(
+            f"eval_retrieval: loaded {len(run.back)} memories "
+            f"({time.monotonic() - started:.0f} s); running {len(cases)} cases"
+        )
         run.reached_while_loading()
         system = run.each(run_system, cases, label="system", log=log)
         baseline = run.each(run_baseline, cases, label="baseline_vector_topk", log=log)

@@ -864,5 +864,30 @@ def test_eval_retrieval_reports_its_progress_while_it_runs(tmp_path, monkeypatch
     assert len(runs) == cases == 52
     assert "eval_retrieval: loaded 51 memories" in seen_before_last[0]
     assert "eval_retrieval: system 52/52 cases" in seen_before_last[0]
-    assert "eval_retrieval: baseline_vector_topk 50/52 cases" in seen_before_last[0]
+    assert "eval_retrieval: baseline_vector_topk 51/52 cases" in seen_before_last[0]
     assert "eval_retrieval: baseline_vector_topk 52/52 cases" in err.getvalue()
+    assert err.getvalue().count("baseline_vector_topk") == 18  # every 3 of 52, and the last
+
+
+class ClosedPipe:
+    """A stderr whose reader has exited (a pipe's ``head`` or ``grep -m1`` done, a closed
+    terminal): every write fails, as Python's does on such a pipe."""
+
+    def write(self, text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+
+def test_eval_retrieval_whose_progress_cannot_be_written_leaves_no_run_behind():
+    """The line saying the memories are loaded was written after the load had committed and
+    before the run's ``try``, whose ``finally`` removes its tenants: a stderr that could not
+    take it ended the command with the run's copy of the dataset's memories left stored, in
+    tenants nothing removes but a deletion of their words (stop 68's review of the commands'
+    progress)."""
+    with pytest.raises(BrokenPipeError):
+        call_command("eval_retrieval", "--dataset", str(GOLDEN), stdout=StringIO(),
+                     stderr=ClosedPipe())  # fmt: skip
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+    assert not Memory.objects.exists()
