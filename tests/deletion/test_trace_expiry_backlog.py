@@ -7,6 +7,7 @@ deleted, and more of them were left at every sweep (stop 68's audit of traces).
 """
 
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
@@ -54,3 +55,33 @@ def test_a_tenants_backlog_takes_at_most_the_sweeps_share_of_time(
 
     assert retention_apply()["traces_deleted"] == 3 + 2  # one batch each
     assert RetrievalTrace.objects.filter(tenant=tenant).count() == 4
+
+
+def test_no_batch_past_the_first_round_starts_after_the_sweeps_share_of_time(
+    monkeypatch, tenant, other_tenant
+):
+    """The time was read after each round only, so a round begun just before ``seconds``
+    ran whole: with every batch taking a second, two busy tenants and a 2.5 s share, the
+    second round's batches started at 2 and 3 s (stop 68's review). Each batch past the
+    first round starts within the share now."""
+    from memory_core.deletion import retention
+
+    clock = {"now": 0.0}
+    started = []
+    batch = retention._traces_expire_batch
+
+    def one_second_batch(*args):
+        started.append(clock["now"])
+        clock["now"] += 1.0
+        return batch(*args)
+
+    # The module's own clock only: Django's and the driver's keep the real one.
+    monkeypatch.setattr(retention, "time", SimpleNamespace(monotonic=lambda: clock["now"]))
+    monkeypatch.setattr(retention, "_traces_expire_batch", one_second_batch)
+    for each in (tenant, other_tenant):
+        _traces(each, 7, timedelta(days=31))
+
+    deleted = retention.traces_expire(limit=3, seconds=2.5)
+
+    assert started == [0.0, 1.0, 2.0]  # the first round's two, then one in time
+    assert deleted == 3 * 3
