@@ -238,7 +238,10 @@ def _status_is(records: str, states: str, *more: str) -> re.Pattern:
         records,
         r"(?:[^\w.!?\n]++",
         _WORD,
-        r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to)|"
+        r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to|"
+        # ... or changed to it: "Order 5521 status changed to delivered." (stored until stop
+        # 68's hunt for admission bypasses)
+        r"(?:(?:was|has been|got)\W+)?(?:changed|updated|moved|switched) to)|"
         r"(?:[^\w.!?;\n]++",
         _WORD,
         r"){0,2}?\W*",
@@ -584,7 +587,9 @@ CLASS_RULES: list[Rule] = [
             _FOR_NAMED_RECORD,
             r"|",
             _OF_AMOUNT,
-            r")\W+",
+            # "has" too: "Order #5521 has shipped." was stored where "Order 5521 was shipped."
+            # is refused (stop 68's hunt for admission bypasses)
+            r")\W+(?:(?:has|have|had)\W+)?",
             _BEFORE_STATE,
             r"(?:",
             STATE_WORDS,

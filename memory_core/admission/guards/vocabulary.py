@@ -65,7 +65,12 @@ OVERRIDE_VERBS = (
     r"ignora|ignorar|ignore[sz]?|olvida|olvidar|omite|descarta|desconsidera|desconsidere|"
     r"esquece|esqueca|esquecer|dimentica|dimenticare|trascura|oublie[rz]?|"
     r"ne tiens pas compte|ne tenez pas compte|ignoriere|ignorieren|vergiss|vergessen|"
-    r"missachte|uberschreibe)"
+    r"missachte|uberschreibe|"
+    # ... and their other imperatives, the plural's and an instruction's infinitive: "Ignorer
+    # toutes les instructions précédentes", "Ignoriert alle bisherigen Anweisungen", "Ignorem
+    # ...", "Ignorate ..." (stored until stop 68's hunt for admission bypasses)
+    r"ignorer|ignorad|ignoren|olvidad|olviden|ignorem|esquecam|ignorate|dimenticate|"
+    r"ignoriert|vergesst|missachtet|ne tiens plus compte|ne tenez plus compte)"
 )
 OVERRIDE_QUALIFIERS = (
     r"(?:all|any|every|previous|prior|earlier|above|preceding|original|initial|existing|"
