@@ -24,7 +24,6 @@ from memory_core.exceptions import ExportUnavailable, NotFound, ValidationFailed
 from memory_core.files import replacing
 from memory_core.locks import subject_shared_lock
 from memory_core.models import (
-    AdmissionDecision,
     Export,
     Memory,
     MemoryEvent,
@@ -35,6 +34,7 @@ from memory_core.models import (
 from memory_core.policy_check import REVOKED_RULE, InUse, memory_expiry
 from memory_core.principals import SubjectPrincipal
 from memory_core.selectors.policy import active_retention
+from memory_core.selectors.writers import memory_writers
 
 logger = logging.getLogger(__name__)
 
@@ -172,19 +172,6 @@ _CHAIN_ENDED_SQL = """
 """
 
 
-def _writers_by_memory(tenant_id, memory_ids) -> dict:
-    """Return ``{memory_id: agent name}`` of the agents whose writes ``memory_ids`` are (their
-    admission decisions), one query."""
-    return dict(
-        AdmissionDecision.objects.filter(
-            tenant_id=tenant_id, memory_id__in_array=memory_ids, agent__isnull=False
-        )
-        .order_by("memory_id", "created_at")
-        .distinct("memory_id")
-        .values_list("memory_id", "agent__name")
-    )
-
-
 def _events_by_memory(tenant_id, memories) -> dict:
     """Return the events (oldest first) of each of ``memories``, those its row was read with
     (``event_ids``: the events made up to the export's start that the row's snapshot saw), as
@@ -320,7 +307,10 @@ def _records(principal, subject: Subject, now, *, digest, memory_ids: list):
             return
         ids = [memory.id for memory in chunk]
         events = _events_by_memory(subject.tenant_id, chunk)
-        writers = _writers_by_memory(subject.tenant_id, ids)
+        writers = {
+            pk: writer.agent
+            for pk, writer in memory_writers(tenant_id=subject.tenant_id, memory_ids=ids).items()
+        }
         linked = [memory.supersedes_id for memory in chunk if memory.supersedes_id]
         exported = set(listed.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:

@@ -41,6 +41,11 @@ class MemoryEventActorType(models.TextChoices):
 # agents' (the portal and the admin show it).
 ACTORS_NAMED_TO_AGENTS = frozenset({MemoryEventActorType.AGENT, MemoryEventActorType.SYSTEM})
 
+# How the import command names itself, a system actor (``import:<file name>``): the portal
+# tells a person that an import wrote a memory, not memledger on its own
+# (``selectors.memories.memory_writers``).
+IMPORT_ACTOR_PREFIX = "import:"
+
 
 class MemoryEvent(models.Model):
     """One change to a memory. Keeps ids and reason codes, never content.

@@ -73,6 +73,7 @@ from memory_core.selectors.approvals import (
 )
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 from memory_core.selectors.policy import active_retrieval_policy
+from memory_core.selectors.writers import memory_writers
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -255,8 +256,9 @@ def subject_memories(
 
     Each row carries ``usage`` (a Usage). Filters narrow by text (content or key), class,
     type, authority and scope kind. A page past the last is the last. ``use``: what is in use
-    now (``in_use_now``, read when not given). Three queries whatever the subject holds: the
-    counts per class, the page's rows, their usage.
+    now (``in_use_now``, read when not given). Each row carries ``writer`` too, who wrote it
+    (``selectors.writers.Writer``, or None: not recorded). Four queries whatever the subject
+    holds: the counts per class, the page's rows, their usage, their writers.
     """
     use = use or in_use_now(principal.tenant_id)
     memories = _filtered(
@@ -286,7 +288,9 @@ def subject_memories(
             result.offset : result.offset + page_size
         ]
     )
-    usage = memory_usage(principal=principal, memory_ids=[row.id for row in rows])
+    ids = [row.id for row in rows]
+    usage = memory_usage(principal=principal, memory_ids=ids)
+    writers = memory_writers(tenant_id=principal.tenant_id, memory_ids=ids)
     _with_expiry(rows, retention=use.retention)
     groups = {
         memory_class: MemoryGroup(memory_class=memory_class, total=totals.get(memory_class, 0))
@@ -294,6 +298,7 @@ def subject_memories(
     }
     for row in rows:
         row.usage = usage.get(row.id, Usage())
+        row.writer = writers.get(row.id)
         groups[row.memory_class].types.setdefault(row.memory_type, []).append(row)
     result.groups = [group for group in groups.values() if group.count]
     return result
@@ -360,6 +365,12 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
+
+
+# The reason code of a person's write waiting for a reviewer that their later correction of
+# the same memory withdrew (``waiting_to_replace``): revoked, its review item closed
+# (``services.writes._withdraw_own_waiting``).
+REPLACED_BY_LATER_CORRECTION = "replaced_by_later_correction"
 
 
 def waiting_to_replace(*, principal, memory: Memory) -> QuerySet:
@@ -603,6 +614,21 @@ def _left_use_at(use: InUse):
     )
 
 
+def _replaced_by_own() -> Exists:
+    """Return, as SQL, whether a memory was withdrawn by its person's later correction (its
+    revoke's reason ``REPLACED_BY_LATER_CORRECTION``): the list called it "revoked", as of a
+    memory the person took back, where its page says "replaced by a later correction of
+    yours"."""
+    return Exists(
+        MemoryEvent.objects.filter(
+            tenant_id=OuterRef("tenant_id"),
+            memory_id=OuterRef("pk"),
+            action=MemoryEvent.Action.REVOKED,
+            reason_code=REPLACED_BY_LATER_CORRECTION,
+        )
+    )
+
+
 def subject_memories_not_in_use(
     *, principal, use: InUse | None = None, **filters: str
 ) -> tuple[list[Memory], int]:
@@ -614,8 +640,9 @@ def subject_memories_not_in_use(
 
     A superseded version is not listed: it shows in its chain's history. Narrowed by the
     page's search and filters (``subject_memories``'s). The latest to leave use first: each
-    row carries ``left_use_at`` (``_left_use_at``), and ``not_in_use`` ("revoked",
-    "rejected", "expired" or "past_retention": ``InUse.state``).
+    row carries ``left_use_at`` (``_left_use_at``), ``not_in_use`` ("revoked",
+    "rejected", "expired" or "past_retention": ``InUse.state``), and ``replaced_by_own``
+    (``_replaced_by_own``), in the rows' own query.
     """
     use = use or in_use_now(principal.tenant_id)
     rows = (
@@ -626,7 +653,7 @@ def subject_memories_not_in_use(
             ),
             **filters,
         )
-        .annotate(left_use_at=_left_use_at(use))
+        .annotate(left_use_at=_left_use_at(use), replaced_by_own=_replaced_by_own())
         .order_by("-left_use_at", "-id")
     )
     shown = list(rows[: NOT_IN_USE_LIMIT + 1])
@@ -696,7 +723,8 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     lists say it: one past its ``valid_until`` is expired, one past its class's retention
     ``past_retention``, though its stored status stays "active" until the retention sweep
     (the page said "Active" beside "Expired", and "Active" of a row the list called past its
-    retention).
+    retention). The memory carries ``writer`` (``selectors.writers.Writer``, or None) and
+    ``replaced_by_own``, as the list's rows do.
     """
     memory = memory_get(principal=principal, memory_id=memory_id)
     chain = memory_visible_chain(principal=principal, memory=memory)
@@ -720,6 +748,15 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
             # reason showed until then: stop 54's audit of reads).
             event.details = event_details_left(event.details)
     memory.usage = usage.get(memory.pk, Usage())
+    memory.writer = memory_writers(tenant_id=principal.tenant_id, memory_ids=[memory.pk]).get(
+        memory.pk
+    )
+    memory.replaced_by_own = any(
+        event.memory_id == memory.pk
+        and event.action == MemoryEvent.Action.REVOKED
+        and event.reason_code == REPLACED_BY_LATER_CORRECTION
+        for event in events
+    )
     use = in_use_now(principal.tenant_id)
     for row in [memory, *chain]:
         row.state_now = use.state(row)
@@ -951,12 +988,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
             "created_at", "id"
         )[result.offset : result.offset + page_size]
     )
-    writers = dict(
-        AdmissionDecision.objects.filter(
-            tenant_id=principal.tenant_id,
-            memory_id__in_array=[item.memory_id for item in items if item.memory_id],
-            agent__isnull=False,
-        ).values_list("memory_id", "agent__name")
+    writers = memory_writers(
+        tenant_id=principal.tenant_id,
+        memory_ids=[item.memory_id for item in items if item.memory_id],
     )
     # The memory each write would replace (the key's head when it was written): a reviewer
     # approved a health statement as the next version of a language preference unseen.
@@ -968,7 +1002,7 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
         )
     }
     for item in items:
-        item.writer = writers.get(item.memory_id, "")
+        item.writer = getattr(writers.get(item.memory_id), "agent", None) or ""
         item.replaces = heads.get(item.candidate_ids[0]) if item.candidate_ids else None
         # Written on a head deleted since: the deletion's worker takes the head's id out of
         # the item (no id of a deleted memory is kept), and the card said the write was

@@ -103,7 +103,12 @@ from memory_core.selectors.memories import (
     EVENT_REASON_SENSITIVITY_KEY,
     memory_get,
 )
-from memory_core.selectors.portal import corrections_beside, same_text, waiting_to_replace
+from memory_core.selectors.portal import (
+    REPLACED_BY_LATER_CORRECTION,
+    corrections_beside,
+    same_text,
+    waiting_to_replace,
+)
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_citing,
@@ -881,11 +886,6 @@ def _writable(principal, memory_id) -> Memory:
     if write_types is not None and memory.memory_type not in write_types:
         raise PermissionDenied("The agent's grant does not allow writing this memory type.")
     return memory
-
-
-# The reason code of a person's write waiting for a reviewer that their later correction of
-# the same memory withdrew: revoked, its review item closed (``_withdraw_own_waiting``).
-REPLACED_BY_LATER_CORRECTION = "replaced_by_later_correction"
 
 
 @transaction.atomic

@@ -93,6 +93,8 @@ NOT_IN_USE = {
     "deleted": "Deleted",
     "past_retention": "Past its retention period, due for deletion,",
 }
+# A revoked one that the person's later correction withdrew (``REPLACED_BY_LATER_CORRECTION``).
+REPLACED_BY_OWN = "Replaced by a later correction of yours"
 
 
 @register.filter
@@ -106,7 +108,12 @@ def not_in_use(memory) -> dict | None:
     state = getattr(memory, "state_now", None) or memory.status_at(timezone.now())
     if state not in NOT_IN_USE:
         return None
-    return {"said": NOT_IN_USE[state], "at": not_in_use_since(memory, state)}
+    said = NOT_IN_USE[state]
+    if state == "revoked" and getattr(memory, "replaced_by_own", False):
+        # Withdrawn by the person's own later correction (``replaced_by_own``, set by the
+        # selectors): "Revoked" read as a memory they took back, beside its events' reason.
+        said = REPLACED_BY_OWN
+    return {"said": said, "at": not_in_use_since(memory, state)}
 
 
 def not_in_use_since(memory, state: str):
@@ -204,6 +211,28 @@ def requested_by(operation) -> str:
             return "the retention policy"
         return f"the system ({name})" if name else "the system"
     return label(kind) or "unknown"
+
+
+# Who wrote a memory (``selectors.writers.Writer.kind``) that no agent's write made, as its
+# subject reads it: a person's or a reviewer's login is never named.
+WRITERS = {
+    "user": "you",
+    "reviewer": "a reviewer",
+    "admin": "an administrator",
+    "import": "an import",
+    "system": "memledger",
+    "agent": "an agent",
+}
+
+
+@register.filter
+def written_by(memory) -> str:
+    """Return who wrote ``memory`` (its ``writer``, set by the selectors): the agent's name,
+    else "you", "a reviewer", "an import", "memledger", ...; "" when not recorded."""
+    writer = getattr(memory, "writer", None)
+    if writer is None:
+        return ""
+    return writer.agent or WRITERS.get(writer.kind, "")
 
 
 # Who did something to a memory (``MemoryEvent.actor_type``), as its subject reads it.

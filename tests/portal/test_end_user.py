@@ -1960,8 +1960,9 @@ def test_memory_list_query_budget(alice_client, alice_memory, django_assert_max_
         MemoryFactory(subject=alice_memory.subject, content=f"Memory number {n}.")
     # +3 row-level security: the tenant's SET LOCAL, and in tests the request's savepoint;
     # +1 the subject's queued deletion, if any (the notice above the list); +1 the tenant's
-    # retention policy (when each memory is deleted by it).
-    with django_assert_max_num_queries(8 + 3 + 1 + 1):
+    # retention policy (when each memory is deleted by it); +1 the page's writers (who wrote
+    # each: ``memory_writers``).
+    with django_assert_max_num_queries(8 + 3 + 1 + 1 + 1):
         response = alice_client.get(reverse("portal:home"))
     assert response.status_code == 200
 

@@ -75,6 +75,7 @@ from memory_core.models import (
     Tenant,
     Tombstone,
 )
+from memory_core.models.events import IMPORT_ACTOR_PREFIX
 from memory_core.policy_check import retention_cutoffs, retention_overdue
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.policy import RetrievalPolicy
@@ -126,7 +127,7 @@ class Command(BaseCommand):
     @platform_command
     def handle(self, *args, file, dry_run, screen, **options):
         self.file = file
-        self.actor = f"import:{_text_name(file)}"[:200]
+        self.actor = f"{IMPORT_ACTOR_PREFIX}{_text_name(file)}"[:200]
         self.screen = screen
         # A deleted tenant takes no new rows (its deletion has verified it holds none).
         self.tenants = {t.slug: t for t in Tenant.objects.filter(deleted_at=None)}
