@@ -43,7 +43,7 @@ ACTORS_NAMED_TO_AGENTS = frozenset({MemoryEventActorType.AGENT, MemoryEventActor
 
 # How the import command names itself, a system actor (``import:<file name>``): the portal
 # tells a person that an import wrote a memory, not memledger on its own
-# (``selectors.memories.memory_writers``).
+# (``selectors.writers.memory_writers``).
 IMPORT_ACTOR_PREFIX = "import:"
 
 

@@ -3,8 +3,8 @@
 The export names the agent whose write a memory is (``written_by_agent``), and so does the
 reviewers' queue; the person's list and memory page said only "Agent": the agent a memory is
 private to, or "any agent of your organisation". "Source: your input" never said which agent
-recorded it. They now say "Written by": the agent's name, or, told by the memory's first
-event, "you" (a correction of theirs in the portal), "an import", "a reviewer", "memledger";
+recorded it. They now say "Written by": the agent's name, or, told by the event that made
+the row, "you" (a correction of theirs in the portal), "an import", "a reviewer", "memledger";
 never a login's name. The list reads the writers of its whole page in one query.
 """
 
@@ -18,8 +18,10 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
-from memory_core.models import Memory, ReviewItem
+from memory_core.deletion.retention import memories_expire
+from memory_core.models import Memory, MemoryEvent, ReviewItem
 from memory_core.principals import AgentPrincipal
 from memory_core.services.writes import memory_write, memory_write_batch
 from tests.factories import AgentFactory, write_body
@@ -205,3 +207,29 @@ def test_a_correction_withdrawn_by_a_later_one_is_said_so_on_the_list(alice_clie
     assert "revoked" not in line
     page = memory_page(alice_client, withdrawn)
     assert meta(page, "Not in use")[0].startswith("Replaced by a later correction of yours on ")
+
+
+def test_an_import_the_expiry_sweep_reached_first_is_still_said_an_imports(
+    alice_client, alice_subject, tmp_path
+):
+    """Stop 68's review: the writer was told by the memory's first event, whatever it was.
+    The expiry sweep stamps its ``expired`` events with the moment it read as it began (the
+    database's clock) and works for minutes; an import's ``created`` event has its host's
+    clock. A record imported past its end while a sweep ran (or from a host whose clock is
+    ahead) had its expiry first, and was "Written by: memledger"."""
+    path = tmp_path / "in.jsonl"
+    line = record(
+        alice_subject.tenant,
+        subject=alice_subject.external_id,
+        valid_until="2025-02-01T00:00:00Z",  # a month after its created_at: past its end
+    )
+    path.write_text(line + "\n")
+    sweep_began = timezone.now()
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    imported = Memory.objects.get(subject=alice_subject)
+
+    assert memories_expire(now=sweep_began) == 1
+    first = MemoryEvent.objects.filter(memory_id=imported.pk).order_by("created_at", "id")[0]
+    assert (first.action, first.actor_id) == ("expired", "retention")
+
+    assert written_by(memory_page(alice_client, imported)) == ["an import"]
