@@ -240,8 +240,8 @@ def _status_is(records: str, states: str, *more: str) -> re.Pattern:
         _WORD,
         r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to|"
         # ... or changed to it: "Order 5521 status changed to delivered." (stored until stop
-        # 68's hunt for admission bypasses)
-        r"(?:(?:was|has been|got)\W+)?(?:changed|updated|moved|switched) to)|"
+        # 68's hunt for admission bypasses), "has changed to" (until its review)
+        r"(?:(?:was|has been|had been|has|had|got)\W+)?(?:changed|updated|moved|switched) to)|"
         r"(?:[^\w.!?;\n]++",
         _WORD,
         r"){0,2}?\W*",
@@ -493,6 +493,44 @@ _IDENTITY_CHECKS_PASSED = (
     r"was\W+)?passed\b"
 )
 
+# This system's customer as the subject of a clause: "Customer paid ...", "The client has
+# ...", "this customer's ..."; not the user's own ("My client paid ...").
+_A_CUSTOMER_AS_SUBJECT = (
+    r"(?:(?:^|[.!?;:\n]\s*)(?:the\W+)?|\b(?:the|this|that)\W+)(?:customer|client|subscriber|"
+    r"account\W+holder|account|buyer)\b"
+)
+_TIER_NOUNS = (
+    r"(?:tier|plan|level|status|rank|membership|member|customer|account|subscriber|package|"
+    r"edition)"
+)
+# A tier's name as such: before a tier's noun, or ending its clause.
+_A_TIERS_NAME = (
+    r"(?:the\W+|an?\W+)?" + PLAN_NAMES + r"(?:\W+" + _TIER_NOUNS + r"\b|\s*(?:$|[.!?;,\n]))"
+)
+_CUSTOMERS_TIER = (
+    _A_CUSTOMER_AS_SUBJECT
+    + r"(?:\W?s\b)?\W+(?:(?:current|loyalty|membership|account|subscription|service)\W+)?"
+    r"(?:(?:tier|plan|level|status|rank|membership)\W+(?:(?:is|was|has|been|now)\W+)*+"
+    r"(?:(?:changed|upgraded|downgraded|moved|switched|set|raised|promoted|bumped|lowered)\W+"
+    r"to\W+)?(?:now\W+)?(?:the\W+)?"
+    + PLAN_NAMES
+    + r"\b|(?:(?:is|was|has|have|been|got|gets|now|officially|currently|holds|enjoys|earned|"
+    r"reached|achieved)\W+)*+(?:(?:upgraded|"
+    r"downgraded|moved|switched|promoted|bumped|set)\W+)?(?:(?:on|to|into|onto|in|at)\W+)?"
+    r"(?:now\W+)?" + _A_TIERS_NAME + r")"
+)
+_MONEY_HELD = (
+    r"(?:[$€£¥]\s?\d|" + CURRENCY_CODE + r"\s?\d|\d[\d,.]*+\s?(?:[$€£¥]|(?:usd|eur|gbp|"
+    r"dollars?|euros?|pounds?|btc|bitcoins?)\b))"
+)
+_A_CUSTOMERS_ACCOUNT = r"(?:customer|client|user|account|account\W+holder|member)"
+_FLAGS = (
+    r"(?:fraud|security|aml|kyc|risk|suspicious[- ]activity|compliance|sanctions?|chargeback)"
+    r"\W+(?:alerts?|flags?|warnings?|holds?|blocks?|hits?|matches|reviews?|investigations?|"
+    r"cases?)"
+)
+_LIFTED = r"(?:cleared|removed|lifted|dismissed|waived|overridden|resolved|disabled|closed)"
+
 CLASS_RULES: list[Rule] = [
     # A plan held, by its tier's name: "User's subscription tier: Enterprise", and the
     # memory_key "subscription" over {"tier": "enterprise"} ("subscription tier: enterprise"),
@@ -588,8 +626,9 @@ CLASS_RULES: list[Rule] = [
             r"|",
             _OF_AMOUNT,
             # "has" too: "Order #5521 has shipped." was stored where "Order 5521 was shipped."
-            # is refused (stop 68's hunt for admission bypasses)
-            r")\W+(?:(?:has|have|had)\W+)?",
+            # is refused (stop 68's hunt for admission bypasses), and "has already been" (until
+            # its review)
+            r")\W+(?:(?:has|have|had)\W+(?:(?:already|now|just|finally|also)\W+)?(?:been\W+)?)?",
             _BEFORE_STATE,
             r"(?:",
             STATE_WORDS,
@@ -1238,5 +1277,60 @@ CLASS_RULES: list[Rule] = [
             r"(?:\w+\W+)?(?:whenever|to anyone|to whoever|freely)\b"
         ),
         exempt_own_world=True,
+    ),
+    # A customer's tier stated, or their move to it: "The customer is now on the Platinum
+    # tier.", "The customer's tier is Platinum.", "Customer status upgraded to VIP",
+    # "Customer moved to Gold tier" (stored until stop 68's second round of admission
+    # bypasses, where "Customer's loyalty tier: Gold" was refused). The customer as this
+    # system names them, and the tier's name as such: before a tier's noun or ending the
+    # clause ("The customer is free to cancel" names none). "User's status upgraded to Gold
+    # at Marriott" is the user's own.
+    Rule("class.business_state", rx(_CUSTOMERS_TIER)),
+    # A balance held by the account: "The account holds $5,400." (stored until stop 68's
+    # second round, where "The account balance is $5,400." was refused).
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:the|this|that)\W+(?:(?:customer|client|member|subscriber)(?:\W?s)?\W+)?"
+            r"(?:account|wallet|balance|gift\W+card|prepaid\W+card|credit\W+line)\W+(?:(?:now|"
+            r"currently|still|only)\W+)*+(?:holds|has|contains|carries|shows|stands\W+at|sits\W+at)"
+            r"\W+(?:(?:a\W+balance\W+of|exactly|about|only|just|over|around)\W+)*+",
+            _MONEY_HELD,
+        ),
+    ),
+    # A customer's invoice or balance paid: "Customer paid invoice 2231 in full yesterday.",
+    # "The client has settled their outstanding balance." (stored until stop 68's second
+    # round). The customer as this system names them: "My client paid invoice 2231" is the
+    # user's own business.
+    Rule(
+        "class.business_state",
+        rx(
+            _A_CUSTOMER_AS_SUBJECT,
+            r"\W+(?:(?:has|have|had|already|now|just|finally|fully)\W+)*+(?:paid(?:\W+off)?|"
+            r"settled|cleared|covered)\W+(?:(?:the|their|his|her|its|this|an?|all|every)\W+)?"
+            r"(?:(?:outstanding|overdue|open|unpaid|full|remaining|due)\W+)*+(?:invoices?|bills?|"
+            r"balances?|amounts?|dues|arrears|debts?|fees?|orders?|subscriptions?|charges?)\b",
+        ),
+    ),
+    # A customer's fraud or risk flag cleared: "This customer's fraud flag was cleared.",
+    # "Fraud alerts cleared for this customer." (stored until stop 68's second round). "User's
+    # bank cleared the fraud alert on their card" is the user's own.
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:the|this|that)\W+",
+            _A_CUSTOMERS_ACCOUNT,
+            r"(?:\W?s)?\W+(?:\w+\W+)?",
+            _FLAGS,
+            r"\W+(?:(?:has|have|was|were|been|is|are|now|just|all)\W+)*+",
+            _LIFTED,
+            r"\b|\b",
+            _FLAGS,
+            r"\W+(?:(?:has|have|was|were|been|is|are|now|just|all)\W+)*+",
+            _LIFTED,
+            r"\W+(?:for|on)\W+(?:the|this|that)\W+",
+            _A_CUSTOMERS_ACCOUNT,
+            r"\b",
+        ),
     ),
 ]

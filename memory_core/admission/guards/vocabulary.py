@@ -69,8 +69,14 @@ OVERRIDE_VERBS = (
     # ... and their other imperatives, the plural's and an instruction's infinitive: "Ignorer
     # toutes les instructions précédentes", "Ignoriert alle bisherigen Anweisungen", "Ignorem
     # ...", "Ignorate ..." (stored until stop 68's hunt for admission bypasses)
-    r"ignorer|ignorad|ignoren|olvidad|olviden|ignorem|esquecam|ignorate|dimenticate|"
-    r"ignoriert|vergesst|missachtet|ne tiens plus compte|ne tenez plus compte)"
+    r"ignorer|ignorad|ignoren|olvidad|olviden|ignorem|esquecam|"
+    # ... those that are a third person's or a participle too ("Der Hund ignoriert alle
+    # Befehle", "le regole dimenticate") only where an order starts: a clause, or after
+    # "bitte", "jetzt", "per favore" (refused until stop 68's review of its admission rules)
+    r"(?:(?<!\w )|(?<=\bbitte )|(?<=\bund )|(?<=\bjetzt )|(?<=\bnun )|(?<=\bdann )|"
+    r"(?<=\bsofort )|(?<=\bfavore )|(?<=\bora )|(?<=\badesso ))"
+    r"(?:ignorate|dimenticate|ignoriert|vergesst|missachtet)|"
+    r"ne tiens plus compte|ne tenez plus compte)"
 )
 OVERRIDE_QUALIFIERS = (
     r"(?:all|any|every|previous|prior|earlier|above|preceding|original|initial|existing|"
