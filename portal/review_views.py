@@ -11,6 +11,7 @@ from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import Conflict, DomainError
 from memory_core.models import DeletionOperation, Memory, MemoryEvent, ReviewItem, Status
+from memory_core.models.events import REPLACED_BY_LATER_CORRECTION
 from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.health import evaluation_figures, health_overview
@@ -25,7 +26,6 @@ from memory_core.selectors.portal import (
 from memory_core.selectors.reviews import review_approval_conflict, review_get
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_kind_check, review_reject
-from memory_core.services.writes import REPLACED_BY_LATER_CORRECTION
 from portal.access import ReviewerMixin
 from portal.charts import NARROW_WIDTH, chart_geometry
 from portal.forms import ApprovalForm, ConflictResolveForm, ReasonForm, form_problems

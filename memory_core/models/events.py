@@ -46,6 +46,11 @@ ACTORS_NAMED_TO_AGENTS = frozenset({MemoryEventActorType.AGENT, MemoryEventActor
 # (``selectors.writers.memory_writers``).
 IMPORT_ACTOR_PREFIX = "import:"
 
+# The reason code of a person's write waiting for a reviewer that their later correction of
+# the same memory withdrew: revoked, its review item closed
+# (``services.writes._withdraw_own_waiting``); the portal says "replaced", not "revoked".
+REPLACED_BY_LATER_CORRECTION = "replaced_by_later_correction"
+
 
 class MemoryEvent(models.Model):
     """One change to a memory. Keeps ids and reason codes, never content.

@@ -55,6 +55,7 @@ from memory_core.models import (
     past_end_condition,
     reviewer_decided_condition,
 )
+from memory_core.models.events import REPLACED_BY_LATER_CORRECTION
 from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.retrieval.candidates import candidates_by_id
@@ -365,12 +366,6 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
-
-
-# The reason code of a person's write waiting for a reviewer that their later correction of
-# the same memory withdrew (``waiting_to_replace``): revoked, its review item closed
-# (``services.writes._withdraw_own_waiting``).
-REPLACED_BY_LATER_CORRECTION = "replaced_by_later_correction"
 
 
 def waiting_to_replace(*, principal, memory: Memory) -> QuerySet:

@@ -89,6 +89,7 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.models.choices import SENSITIVITY_RANK
+from memory_core.models.events import REPLACED_BY_LATER_CORRECTION
 from memory_core.policy_check import MAX_DAYS, STATE_WORDS, InUse
 from memory_core.policy_defaults import NO_POLICY, retention_section
 from memory_core.principals import SubjectPrincipal
@@ -103,12 +104,7 @@ from memory_core.selectors.memories import (
     EVENT_REASON_SENSITIVITY_KEY,
     memory_get,
 )
-from memory_core.selectors.portal import (
-    REPLACED_BY_LATER_CORRECTION,
-    corrections_beside,
-    same_text,
-    waiting_to_replace,
-)
+from memory_core.selectors.portal import corrections_beside, same_text, waiting_to_replace
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_citing,

@@ -16,9 +16,9 @@ from django.urls import reverse
 
 from memory_core.exceptions import Conflict
 from memory_core.models import Memory, MemoryEvent, ReviewItem
+from memory_core.models.events import REPLACED_BY_LATER_CORRECTION
 from memory_core.principals import ReviewerPrincipal
 from memory_core.services.reviews import review_approve
-from memory_core.services.writes import REPLACED_BY_LATER_CORRECTION
 from tests.factories import MemoryFactory, pending_write_on
 
 pytestmark = pytest.mark.django_db
