@@ -531,3 +531,24 @@ def test_import_refuses_screen_and_no_screen_together(tenant, tmp_path):
             stdout=StringIO(), stderr=StringIO(),
         )  # fmt: skip
     assert not Memory.objects.exists()
+
+
+def test_delete_subject_in_a_deleted_tenant_says_it_was_deleted():
+    """``delete_subject`` called a deleted tenant's slug unknown ("No tenant with the slug"),
+    where ``delete_tenant`` accepts that slug: an operator retrying a person's deletion after
+    the tenant's was told the slug was mistyped (stop 68's audit of the commands)."""
+    from django.utils import timezone
+
+    from tests.factories import TenantFactory
+
+    TenantFactory(slug="gone-corp", deleted_at=timezone.now())
+    with pytest.raises(CommandError, match="gone-corp' was deleted"):
+        call_command(
+            "delete_subject", "gone-corp", "u-1",
+            stdout=StringIO(), stderr=StringIO(),
+        )  # fmt: skip
+    with pytest.raises(CommandError, match="No tenant with the slug 'no-such-corp'"):
+        call_command(
+            "delete_subject", "no-such-corp", "u-1",
+            stdout=StringIO(), stderr=StringIO(),
+        )  # fmt: skip

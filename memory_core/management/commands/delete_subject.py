@@ -81,6 +81,11 @@ class Command(BaseCommand):
             )
         tenant = Tenant.objects.filter(slug=slug, deleted_at=None).first()
         if tenant is None:
+            if Tenant.objects.filter(slug=slug).exists():  # not a typo: delete_tenant knows it
+                raise CommandError(
+                    f"The tenant {slug!r} was deleted: its deletion removed every person's "
+                    "memories, so there is nothing to delete. Nothing was deleted."
+                )
             raise CommandError(f"No tenant with the slug {slug!r}.")
         # As every request reads them (trimmed, in NFC): "José" from a macOS shell is NFD.
         user, key = identifier(user), identifier(key or "")
