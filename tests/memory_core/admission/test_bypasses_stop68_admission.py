@@ -4,14 +4,14 @@ that must keep their answer."""
 
 import pytest
 
-from memory_core.admission import guards
 from tests.memory_core.admission.test_bypasses_stop64_business import (
     assert_refused_by_a_guard,
     assert_stored_without_review,
     slug,
 )
-from tests.memory_core.admission.test_bypasses_stop66_review2 import _grows_linearly
-from tests.memory_core.admission.test_regex_cost_stop66 import _rule
+from tests.memory_core.admission.test_regex_cost_stop66 import (
+    run_of_its_words_grows_linearly,
+)
 
 
 @pytest.mark.parametrize(
@@ -212,9 +212,4 @@ def test_their_look_alikes_are_stored(content):
 def test_the_new_rules_read_a_run_of_their_words_in_linear_time(code, example, unit, tail):
     """Each new rule on a run of its own words before an end that fails, at 1,000 and 4,000
     characters: linear."""
-    rule = _rule(code, example)
-
-    def make(size):
-        return unit * (size // len(unit)) + tail
-
-    _grows_linearly(lambda text: guards._fires(rule, text), make, 1000, 4000)
+    run_of_its_words_grows_linearly(code, example, unit, tail)

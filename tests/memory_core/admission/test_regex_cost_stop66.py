@@ -22,6 +22,14 @@ def _rule(code: str, example: str):
     return next(r for r in rules if r.code == code and guards._fires(r, example))
 
 
+def run_of_its_words_grows_linearly(code: str, example: str, unit: str, tail: str) -> None:
+    """The rule of ``code`` that fires on ``example``, on ``unit`` repeated to 1,000 and
+    4,000 characters before ``tail`` (an end that fails): linear."""
+    rule = _rule(code, example)
+    make = _run("", unit, tail)
+    _grows_linearly(lambda text: guards._fires(rule, text), make, 1000, 4000)
+
+
 def _run(prefix: str, unit: str, tail: str = " zq."):
     """A text of ``prefix``, ``unit`` repeated and ``tail``, of about the size asked."""
     return lambda size: prefix + unit * (size // len(unit)) + tail
