@@ -197,7 +197,13 @@ class TraceOutput(serializers.Serializer):
         "was deleted (stages.deleted_since).",
     )
     latency_ms = serializers.FloatField()
-    stages = serializers.JSONField()
+    stages = serializers.JSONField(
+        help_text="The trace's document: ids, hashes, counts, reasons and scores, never "
+        "content. Each selected item's score and components.redundancy_penalty are null once "
+        "the caller may no longer read one of the trace's memories (hidden_count above 0) or "
+        "one was deleted (deleted_since): the penalty was measured against the candidates "
+        "ranked above the item, that memory perhaps among them."
+    )
     used_ids = serializers.ListField(child=serializers.CharField())
     usage = serializers.JSONField()
     hidden_count = serializers.IntegerField(
@@ -282,7 +288,9 @@ class TraceUsageView(QueryStringChecked, APIView):
             200: TraceOutput,
             **AGENT_BODY,
             404: NOT_FOUND,
-            409: error("The trace already holds 50 usage reports (too_many_reports)."),
+            409: error(
+                "The trace already holds 50 usage reports the agent sees (too_many_reports)."
+            ),
         },
     )
     def post(self, request, trace_id):

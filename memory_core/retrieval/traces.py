@@ -21,7 +21,8 @@ from memory_core.models import Memory, RetrievalTrace, Status
 from memory_core.text import identifier
 
 USAGE_KINDS = ("answer", "tool_call")
-MAX_USAGE_REPORTS = 50  # per trace: one retrieval feeds one task's answers and tool calls
+# Per trace, as its agent sees it: one retrieval feeds one task's answers and tool calls.
+MAX_USAGE_REPORTS = 50
 _REFERENCE = re.compile(ID_PATTERN)
 
 
@@ -47,7 +48,9 @@ def _as_the_agent_sees_it(trace: RetrievalTrace, hidden: set[str]) -> RetrievalT
     """``trace``, unsaved, as an agent that may no longer read ``hidden`` is answered it: the
     ids left out (``trace_without``) and, if any was, the figures that count them too: the
     prompt's tokens (null), the document's ``counts`` and ``candidates_by_store``. With them,
-    the tokens told the hidden memories' length to a token (a finding of stop 47's audit)."""
+    the tokens told the hidden memories' length to a token (a finding of stop 47's audit).
+    And the selected items' figures measured against the others (``_unscored``), once one of
+    its memories is hidden or deleted."""
     trace = trace_without(trace, hidden)
     if hidden:
         trace.prompt_tokens = None
@@ -55,7 +58,27 @@ def _as_the_agent_sees_it(trace: RetrievalTrace, hidden: set[str]) -> RetrievalT
         if "tokens" in stages:
             stages["tokens"] = {**stages["tokens"], "prompt_tokens": None}
         trace.stages = stages
+    if (hidden or trace.stages.get("deleted_since")) and "selected" in trace.stages:
+        trace.stages = {
+            **trace.stages,
+            "selected": [_unscored(item) for item in trace.stages["selected"]],
+        }
     return trace
+
+
+def _unscored(item: dict) -> dict:
+    """A selected item of a trace without the figures measured against the candidates ranked
+    above it: ``components.redundancy_penalty`` (how close its embedding was to the closest
+    better one of its type, ``rerank._redundancy``) and the ``score`` it is taken from (null,
+    both). Once one of the trace's memories is hidden from the agent or deleted, the penalty
+    may be that memory's: with the item's own components it told that memory's cosine to the
+    item (and a penalty of 0, that none of its type above it came close), which nothing else
+    of the trace tells (stop 68's audit of traces). The trace does not say whose penalty it
+    was, so every item's goes; the item's own components stay. The stored row keeps them."""
+    unscored = {**item, "score": None}
+    if isinstance(item.get("components"), dict):
+        unscored["components"] = {**item["components"], "redundancy_penalty": None}
+    return unscored
 
 
 def user_id_digest(user_id: str) -> str:
@@ -140,17 +163,22 @@ def trace_without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
     trace.selected_ids = seen(trace.selected_ids)
     trace.cited_ids = seen(trace.cited_ids)
     trace.used_ids = seen(trace.used_ids)
-    usage = []
-    for report in trace.usage:
-        memory_ids = seen(report["memory_ids"])
+    trace.usage = _usage_without(trace.usage, hidden)
+    trace.stages = _stages_without(trace.stages, hidden)
+    return trace
+
+
+def _usage_without(usage: list[dict], hidden: set[str]) -> list[dict]:
+    """The usage reports ``usage`` without the ids in ``hidden``."""
+    seen = []
+    for report in usage:
+        memory_ids = [i for i in report["memory_ids"] if str(i) not in hidden]
         # A report left citing none of its memories is about them only: its reference (the
         # agent's name for the answer that used them) goes with them. One that cited none to
         # begin with stays (migration 0033 does the same in SQL).
         if memory_ids or not report["memory_ids"]:
-            usage.append({**report, "memory_ids": memory_ids})
-    trace.usage = usage
-    trace.stages = _stages_without(trace.stages, hidden)
-    return trace
+            seen.append({**report, "memory_ids": memory_ids})
+    return seen
 
 
 def _stages_without(stages: dict, hidden: set[str]) -> dict:
@@ -212,8 +240,9 @@ def trace_usage_record(
     clarifications' candidates, whose content it held too): any other id is
     ``not_selected``. No text is kept: ``reference`` names the answer or the call (a message
     id, a tool's name), an id (``ID_PATTERN``, at most ``HARD_MAX_ID_CHARS``; ``invalid_id``
-    otherwise). Reports accumulate, at most ``MAX_USAGE_REPORTS`` a trace
-    (``too_many_reports``); ``used_ids`` is the union of their ids. A memory deleted since is
+    otherwise). Reports accumulate, at most ``MAX_USAGE_REPORTS`` a trace as the agent sees
+    it (``too_many_reports``; one citing only memories it may no longer read is not shown to
+    it, nor counted); ``used_ids`` is the union of their ids. A memory deleted since is
     no longer in the trace (``not_selected``); a trace its subject's deletion removed is gone
     (``NotFound``).
     """
@@ -266,7 +295,14 @@ def trace_usage_record(
                 ]
             },
         )
-    if len(trace.usage) >= MAX_USAGE_REPORTS:
+    # The reports the agent sees, as it is answered them: counted with those it no longer sees
+    # (each citing only memories it lost sight of), the 409 told an agent shown fewer than 50
+    # that such reports exist (stop 68's audit of traces). The row stays bounded all the same:
+    # a report names memories the agent reads then, and every report naming a memory it reads
+    # is one it sees, so at most 50 reports name any one memory of ``selected_ids`` and at
+    # most 50 name none: at most 50 x (len(selected_ids) + 1) reports, 50 x len(selected_ids)
+    # ids, whatever is hidden, shown again or deleted meanwhile.
+    if len(_usage_without(trace.usage, hidden)) >= MAX_USAGE_REPORTS:
         raise Conflict(
             f"This trace already holds {MAX_USAGE_REPORTS} usage reports.",
             code="too_many_reports",
