@@ -552,3 +552,58 @@ def test_delete_subject_in_a_deleted_tenant_says_it_was_deleted():
             "delete_subject", "no-such-corp", "u-1",
             stdout=StringIO(), stderr=StringIO(),
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["delete_subject", "delete_tenant"])
+def test_a_deletion_run_here_reports_each_step_while_it_runs(command, tenant, monkeypatch):
+    """``delete_subject --run`` and ``delete_tenant --run`` printed nothing between the
+    operation's request and its end ("ran its steps here: completed"), where ``--wait``
+    prints how many steps are verified at each change: a large deletion's steps run minutes,
+    and the operator could not tell a run under way from one that hangs (stop 68's audit of
+    the commands). ``--run`` now prints ``--wait``'s line as each step's verdict is made, the
+    step and its time named: one line a step, whatever the deletion's size."""
+    from memory_core.deletion import stores
+    from memory_core.models import DeletionStep
+    from tests.factories import MemoryFactory, SubjectFactory
+
+    owner = SubjectFactory(tenant=tenant)
+    for _ in range(3):
+        MemoryFactory(subject=owner)
+    arguments = [tenant.slug, owner.external_id] if command == "delete_subject" else [tenant.slug]
+    target = "subject" if command == "delete_subject" else "tenant"
+    names = [store.name for store in stores.active_stores(target)]
+    last, total = names[-1], len(names)
+    err = StringIO()
+    seen_before_last: list[str] = []
+    store = stores.REGISTRY[last]
+    real_purge = store.purge
+
+    def watched(ctx):  # what had the operator seen when the last step began?
+        seen_before_last.append(err.getvalue())
+        return real_purge(ctx)
+
+    monkeypatch.setattr(store, "purge", watched)
+    call_command(command, *arguments, "--yes", "--run", stdout=StringIO(), stderr=err)
+    assert seen_before_last, f"the {last} step did not run"
+    assert f"running: {total - 1}/{total} steps verified (left: {last}); " in seen_before_last[0]
+    lines = [line for line in err.getvalue().splitlines() if line.startswith("running: ")]
+    assert len(lines) == total, lines
+    assert lines[-1].startswith(f"running: {total}/{total} steps verified; {last} verified in ")
+    assert "ran its steps here: completed" in err.getvalue()
+    steps = DeletionStep.objects.filter(operation__tenant=tenant).values_list("store", flat=True)
+    assert sorted(steps) == sorted(names)
+
+
+@pytest.mark.parametrize("seconds", ["-1", "nan", "inf", "2147484"])
+def test_import_refuses_a_lock_wait_that_is_no_wait(tenant, tmp_path, seconds):
+    """``--lock-wait`` (how long an import waits for another to end, new since stop 68's
+    audit of the commands) takes 0 to 2,147,483 seconds, PostgreSQL's ``lock_timeout``
+    limit: anything else is refused before the file is read, nothing imported."""
+    path = tmp_path / "one.jsonl"
+    path.write_text("{}\n")
+    with pytest.raises(CommandError, match="--lock-wait takes a number of seconds from 0 to"):
+        call_command(
+            "import_memories", str(path), "--lock-wait", seconds,
+            stdout=StringIO(), stderr=StringIO(),
+        )  # fmt: skip
+    assert not Memory.objects.exists()

@@ -131,7 +131,7 @@ def _verdict(step: DeletionStep, ok: bool, purged: dict, evidence: dict, error: 
     step.last_error = error
 
 
-def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
+def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -> list[str]:
     """Run the steps of one phase in one transaction; return the stores not verified.
 
     Attempts, purges, verifications and verdicts commit together: a step is never marked
@@ -140,6 +140,9 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
     Python error is recorded and the phase goes on; a database error rolls the phase back,
     and so does the task's soft time limit, which ends the run rather than being recorded as
     the step's failure while every later phase ran into the hard kill (stop 61's audit).
+
+    ``progress(step)``, if given, is called as each step's verdict is made, and once more for
+    each step of a phase that rolled back (its verdict then failed).
     """
     try:
         with transaction.atomic():
@@ -164,26 +167,32 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
                     error = f"{type(exc).__name__}: {exc}"[:2000]
                 evidence["ms"] = round((time.perf_counter() - started) * 1000, 1)
                 _verdict(step, ok, purged, evidence, error)
+                if progress is not None:
+                    progress(step)
             DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
     except DatabaseError as exc:
         logger.exception("deletion %s: phase %s rolled back", ctx.operation.id, steps[0].store)
         for step in steps:
             _verdict(step, False, {}, {}, f"{type(exc).__name__}: {exc}"[:2000])
         DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
+        for step in steps if progress is not None else ():
+            progress(step)
     return [step.store for step in steps if step.status != DeletionStep.State.VERIFIED]
 
 
-def deletion_run(*, operation_id, due_only: bool = False) -> str:
+def deletion_run(*, operation_id, due_only: bool = False, progress=None) -> str:
     """Run every unverified step of the operation; return its status (or locked / missing).
 
     With ``due_only`` (the task), an operation a run left partial is left as it is until its
     backoff ends (``next_run_at``): ``partial`` is returned and no run is spent. A command's
-    ``--run`` runs it at once.
+    ``--run`` runs it at once, and passes ``progress``, called with each step as its verdict
+    is made (``_run_phase``): a large deletion's steps take minutes, and ``--run`` said
+    nothing until they had all run (stop 68's audit of the commands).
     """
     with operation_lock(operation_id, asynchronous=True) as acquired:
         if not acquired:
             return LOCKED
-        return _run(operation_id, due_only=due_only)
+        return _run(operation_id, due_only=due_only, progress=progress)
 
 
 # The time left of an operation's backoff, on the database's clock, on which ``_settle``
@@ -212,7 +221,7 @@ def _seconds_left(left: timedelta | None) -> float:
     return seconds if 0 < seconds <= MAXIMUM else 0.0
 
 
-def _run(operation_id, *, due_only: bool) -> str:
+def _run(operation_id, *, due_only: bool, progress=None) -> str:
     """Run the operation's unverified steps (the caller holds its lock)."""
     operation = (
         DeletionOperation.objects.filter(pk=operation_id)
@@ -252,7 +261,7 @@ def _run(operation_id, *, due_only: bool) -> str:
     phases: dict[str, list[DeletionStep]] = {}
     for step in operation.steps.exclude(status=DeletionStep.State.VERIFIED).order_by("id"):
         phases.setdefault(REGISTRY[step.store].phase, []).append(step)
-    failed = [store for steps in phases.values() for store in _run_phase(steps, ctx)]
+    failed = [store for steps in phases.values() for store in _run_phase(steps, ctx, progress)]
     if journal_error:
         failed.append(JOURNAL)
     return _settle(operation, failed, journal_error)

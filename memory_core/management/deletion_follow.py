@@ -9,7 +9,7 @@ import time
 from django.core.management.base import CommandError
 
 from memory_core.deletion.runner import FINAL, deletion_run
-from memory_core.models import DeletionOperation
+from memory_core.models import DeletionOperation, DeletionStep
 from memory_core.rls import tenant_scope
 
 
@@ -43,7 +43,7 @@ def follow(command, operation, *, label: str, run: bool, wait: float) -> dict:
         f"{len(operation.memory_ids)} memories)"
     )
     if run:
-        command.stderr.write(f"ran its steps here: {deletion_run(operation_id=operation.pk)}")
+        command.stderr.write(f"ran its steps here: {run_here(command.stderr.write, operation.pk)}")
     elif wait:
         operation_wait(command.stderr.write, operation, wait)
     return operation_document(operation)
@@ -66,6 +66,40 @@ def operation_document(operation) -> dict:
     return {"operation_id": str(operation.pk), "status": operation.status, "steps": steps}
 
 
+def steps_line(status: str, steps: dict[str, str]) -> str:
+    """Return the line that says how far an operation of ``status`` has got with ``steps``
+    (each step's status by store): ``--wait``'s at each change, ``--run``'s at each step."""
+    pending = [store for store, state in steps.items() if state != "verified"]
+    return f"{status}: {len(steps) - len(pending)}/{len(steps)} steps verified" + (
+        f" (left: {', '.join(pending)})" if pending else ""
+    )
+
+
+def run_here(write, operation_id) -> str:
+    """Run the operation's unverified steps in this process (``deletion_run``), calling
+    ``write`` with ``--wait``'s line as each step's verdict is made, the step and its time
+    named; return the status the run left it in.
+
+    At most two lines a step, whatever the deletion's size (one, and one more for each step
+    of a phase that rolled back): a large deletion's steps take minutes, and ``--run`` said
+    nothing until the last had run (stop 68's audit of the commands)."""
+    steps = dict(
+        DeletionStep.objects.filter(operation_id=operation_id)
+        .order_by("id")
+        .values_list("store", "status")
+    )
+
+    def step_done(step) -> None:
+        steps[step.store] = step.status
+        ms = (step.evidence or {}).get("ms")
+        took = ""
+        if isinstance(ms, int | float):
+            took = f" in {ms:.0f} ms" if ms < 1000 else f" in {ms / 1000:.1f} s"
+        write(f"{steps_line('running', steps)}; {step.store} {step.status}{took}")
+
+    return deletion_run(operation_id=operation_id, progress=step_done)
+
+
 def operation_wait(write, operation, seconds: float) -> None:
     """Poll the operation until it settles or ``seconds`` pass, calling ``write`` with a line
     at each change."""
@@ -75,12 +109,7 @@ def operation_wait(write, operation, seconds: float) -> None:
         document = operation_document(operation)
         shown = (document["status"], document["steps"])
         if shown != seen:
-            pending = [store for store, state in document["steps"].items() if state != "verified"]
-            write(
-                f"{document['status']}: {len(document['steps']) - len(pending)}/"
-                f"{len(document['steps'])} steps verified"
-                + (f" (left: {', '.join(pending)})" if pending else "")
-            )
+            write(steps_line(document["status"], document["steps"]))
             seen = shown
         if document["status"] in FINAL or time.monotonic() >= deadline:
             return

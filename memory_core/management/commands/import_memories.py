@@ -1,6 +1,6 @@
 """Import memories from a JSONL file of full records (a migration path from other stores).
 
-    python manage.py import_memories FILE [--dry-run] [--no-screen]
+    python manage.py import_memories FILE [--dry-run] [--no-screen] [--lock-wait SECONDS]
 
 A migration path: records keep the authority, status and dates they state. Every field of
 every line is validated first; any error is reported with its line number and nothing is
@@ -21,7 +21,10 @@ the contents of each subject's latest split_window_writes valid lines, which the
 guard joins a line with, as admission joins a write with the agent's latest); progress goes to
 stderr after every PROGRESS_EVERY lines validated and every chunk stored. The rows are
 written in one transaction: an import that fails or is stopped leaves nothing, and running it
-again skips what is already present. Records in use that are already past their class's
+again skips what is already present. Imports take turns (``locks.import_lock``): one that
+waits for another says so on stderr, and ``--lock-wait`` bounds the wait. A line naming an
+agent that would never be given its memory (deactivated, or whose grant does not read its
+type or sensitivity) is an error. Records in use that are already past their class's
 retention period under the tenant's active policy are imported and counted: retrieval gives
 them to no agent, and the next retention sweep deletes them (docs/operations.md).
 """
@@ -29,11 +32,13 @@ them to no agent, and the next retention sweep deletes them (docs/operations.md)
 import codecs
 import io
 import json
+import math
 import os
+import time
 from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import CharField, Exists, OuterRef
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -61,11 +66,17 @@ from memory_core.admission.policy import (
 from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed, is_tenant_deleted
 from memory_core.json_types import json_loads, wrong_type
-from memory_core.locks import import_lock, subjects_shared_locked
+from memory_core.locks import (
+    IMPORT_LOCK,
+    LOCK_NOT_AVAILABLE,
+    import_lock,
+    subjects_shared_locked,
+)
 from memory_core.models import (
     TYPE_CLASS,
     Agent,
     Memory,
+    MemoryType,
     PolicyVersion,
     ScopeKind,
     Sensitivity,
@@ -75,6 +86,7 @@ from memory_core.models import (
     Tenant,
     Tombstone,
 )
+from memory_core.models.choices import sensitivities_up_to
 from memory_core.models.events import IMPORT_ACTOR_PREFIX
 from memory_core.policy_check import retention_cutoffs, retention_overdue
 from memory_core.principals import SystemPrincipal
@@ -95,6 +107,8 @@ CHUNK = 256
 PROGRESS_EVERY = 10_000
 # PostgreSQL's SQLSTATE for "out of shared memory": its lock table is full.
 OUT_OF_SHARED_MEMORY = "53200"
+# The longest --lock-wait: PostgreSQL's lock_timeout holds at most 2,147,483,647 ms.
+LOCK_WAIT_MAX = 2_147_483
 
 
 def _text_name(path: str) -> str:
@@ -123,15 +137,37 @@ class Command(BaseCommand):
         )
         # The default since screening became one; kept so that scripts naming it still run.
         screening.add_argument("--screen", dest="screen", action="store_true", help="The default.")
+        parser.add_argument(
+            "--lock-wait",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help=(
+                "wait at most SECONDS for another import to end (imports take turns), then "
+                "stop, nothing imported; 0: do not wait. Without it, wait as long as it runs."
+            ),
+        )
 
     @platform_command
-    def handle(self, *args, file, dry_run, screen, **options):
+    def handle(self, *args, file, dry_run, screen, lock_wait=None, **options):
+        if lock_wait is not None and not 0 <= lock_wait <= LOCK_WAIT_MAX:  # nan too
+            raise CommandError(
+                f"--lock-wait takes a number of seconds from 0 to {LOCK_WAIT_MAX:,}; nothing "
+                "imported."
+            )
+        self.lock_wait = lock_wait
         self.file = file
         self.actor = f"{IMPORT_ACTOR_PREFIX}{_text_name(file)}"[:200]
         self.screen = screen
         # A deleted tenant takes no new rows (its deletion has verified it holds none).
         self.tenants = {t.slug: t for t in Tenant.objects.filter(deleted_at=None)}
-        self.agents = set(Agent.objects.values_list("tenant_id", "name"))
+        # By (tenant id, name), with what a line naming the agent is checked against.
+        self.agents = {
+            (agent.tenant_id, agent.name): agent
+            for agent in Agent.objects.only(
+                "tenant_id", "name", "is_active", "read_types", "max_sensitivity"
+            )
+        }
         checked = valid = errors = 0
         for _number, _line, record, line_errors in self._records():
             for error in line_errors:
@@ -277,6 +313,15 @@ class Command(BaseCommand):
             line_errors.add("agent", "bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE)
         elif agent and tenant is not None and (tenant.id, agent) not in self.agents:
             line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
+        elif agent and tenant is not None:
+            owner = self.agents[(tenant.id, agent)]
+            if not owner.is_active:
+                line_errors.add(
+                    "agent",
+                    "agent_deactivated",
+                    f"The agent {agent!r} is deactivated: the memory, private to it, would be "
+                    "given to no agent. Name an active agent, or none (shared).",
+                )
         try:
             candidate = parse_candidate(data)
         except ValidationFailed as exc:
@@ -285,6 +330,9 @@ class Command(BaseCommand):
             candidate = None
         if candidate is not None and tenant is not None:
             self._settle_user_scope(tenant, candidate, line_errors)
+            owner = self.agents.get((tenant.id, agent)) if agent else None
+            if owner is not None and owner.is_active:
+                _check_grant(owner, candidate, line_errors)
         if candidate is not None:
             # Without valid_from or created_at the memory is valid from the import.
             start = valid_from or created_at or timezone.now()
@@ -408,7 +456,7 @@ class Command(BaseCommand):
         chunk = []
         # Before the first read of what is present: a second run of the file waits for this
         # one to commit, then skips its records as present.
-        import_lock()
+        self._import_lock()
 
         def store() -> None:
             nonlocal imported, skipped, deleted, overdue
@@ -434,6 +482,59 @@ class Command(BaseCommand):
         if chunk:
             store()
         return imported, skipped, deleted, overdue
+
+    def _import_lock(self) -> None:
+        """Take the lock imports take turns on (``locks.import_lock``), saying on stderr that
+        this import waits when another holds it, and when it goes on: it waited without a
+        word for as long as the other ran, minutes for a large file (stop 68's audit of the
+        commands). With ``--lock-wait``, a wait longer than that is a CommandError, nothing
+        imported (``--lock-wait 0``: none at all)."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", [IMPORT_LOCK]
+            )
+            if cursor.fetchone()[0]:
+                return
+        bound = "" if self.lock_wait is None else f", at most {self.lock_wait:g} s (--lock-wait)"
+        self.stderr.write(
+            "waiting for another import to end: imports take turns, whatever their file or "
+            f"tenant, each until it commits{bound}"
+        )
+        started = time.monotonic()
+        try:
+            if self.lock_wait == 0:
+                raise _LockWaitOver
+            if self.lock_wait is None:
+                import_lock()
+            else:
+                self._import_lock_within(self.lock_wait)
+        except _LockWaitOver:
+            raise CommandError(
+                f"Another import still held the import lock after {self.lock_wait:g} s "
+                "(--lock-wait): nothing imported. Run this one again once that import has "
+                "ended, or give a longer --lock-wait."
+            ) from None
+        self.stderr.write(
+            f"the other import ended after {time.monotonic() - started:.1f} s; importing"
+        )
+
+    @staticmethod
+    def _import_lock_within(seconds: float) -> None:
+        """Take the import lock, waiting at most ``seconds`` (the transaction's lock_timeout
+        while it waits, its own again then); _LockWaitOver past them."""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+                [f"{max(1, math.ceil(seconds * 1000))}ms"],
+            )
+            previous = cursor.fetchone()[0]
+            try:
+                import_lock()
+            except OperationalError as exc:
+                if getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+                    raise _LockWaitOver from exc
+                raise
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
 
     def _store_chunk(self, records) -> tuple[int, int, int, int]:
         """Store one chunk's records not yet present nor deleted since; return (stored,
@@ -641,6 +742,36 @@ class Command(BaseCommand):
             valid_until=candidate.valid_until,
             created_at=record["created_at"],
             status=record["status"],
+        )
+
+
+class _LockWaitOver(Exception):
+    """Another import held the import lock longer than ``--lock-wait``."""
+
+
+def _check_grant(owner: Agent, candidate, line_errors: FieldErrors) -> None:
+    """Add an error when the agent ``owner`` a line names may not read its memory: the memory
+    is private to that agent, so no agent would ever be given it (until stop 69 it was stored
+    so without a word, stop 68's audit of the commands). Its write grant is not read: the
+    import writes as memledger, not as the agent."""
+    name, memory_type = owner.name, candidate.memory_type
+    if memory_type not in owner.read_types:
+        reads = ", ".join(t for t in MemoryType.values if t in owner.read_types) or "none"
+        line_errors.add(
+            "agent",
+            "grant.type_not_readable",
+            f"The agent {name!r} does not read {memory_type} memories (its grant reads: "
+            f"{reads}): the memory, private to it, would be given to no agent. Name an agent "
+            "that reads it, or none (shared).",
+        )
+    sensitivity = candidate.sensitivity or Sensitivity.PERSONAL
+    if sensitivity not in sensitivities_up_to(owner.max_sensitivity):
+        line_errors.add(
+            "agent",
+            "grant.sensitivity_above_max",
+            f"The agent {name!r} reads memories up to {owner.max_sensitivity} only, and this one "
+            f"is {sensitivity}: the memory, private to it, would be given to no agent. Name an "
+            "agent that reads it, or none (shared).",
         )
 
 

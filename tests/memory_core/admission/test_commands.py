@@ -1154,3 +1154,66 @@ def test_an_import_names_an_agent_as_every_other_path_reads_its_name(tenant, tmp
     except CommandError as exc:
         pytest.fail(f"the import refused the agent's name: {err.getvalue().strip()} ({exc})")
     assert Memory.objects.filter(agent__name="José").count() == 2
+
+
+@pytest.mark.parametrize("screening", [[], ["--no-screen"]], ids=["screened", "no-screen"])
+def test_an_import_refuses_a_line_whose_agent_would_never_be_given_its_memory(
+    tenant, tmp_path, screening
+):
+    """docs/api.md ("Subjects"): an agent sees "the memories that are shared or its own, of
+    its ``read_types`` ..., up to its ``max_sensitivity``"; an imported memory naming an
+    ``agent`` is private to it. A line naming a deactivated agent, or one whose grant does
+    not read the line's type or sensitivity, was imported without a word: the memory was
+    stored private to that agent and given to no agent, ever (stop 68's audit of the
+    commands). Each is an error line now, naming the line, the agent and why, the way every
+    other bad line is told, and nothing of the file is imported, screened or not (the agent's
+    grant is no screening's reading: the operator vouches for the content, not for it)."""
+    from tests.factories import AgentFactory
+
+    AgentFactory(tenant=tenant, name="retired", is_active=False, deactivated_at=timezone.now())
+    AgentFactory(tenant=tenant, name="narrow", read_types=["episode"], max_sensitivity="public")
+    AgentFactory(tenant=tenant, name="tasks", read_types=["user_preference", "task_state"])
+    AgentFactory(tenant=tenant, name="blind", read_types=[])
+    path = tmp_path / "export.jsonl"
+    lines = [
+        record(tenant, agent="tasks"),  # reads it: private to it, and given to it
+        record(tenant, agent="retired", memory_key="style.a"),
+        record(tenant, agent="narrow", memory_key="style.b"),
+        record(tenant, agent="narrow", memory_key="style.c", memory_type="episode"),
+        record(tenant, agent="blind", memory_key="style.d", sensitivity="public"),
+        record(
+            tenant,
+            agent=None,
+            memory_key="style.e",
+            source={"type": "user_input", "conversation_id": "old-store", "message_id": "2"},
+        ),  # shared
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    err = StringIO()
+    with pytest.raises(CommandError, match="5 error\\(s\\) in .*; nothing imported"):
+        call_command("import_memories", str(path), *screening, stdout=StringIO(), stderr=err)
+    report = err.getvalue().splitlines()
+    assert report == [
+        "line 2: agent: The agent 'retired' is deactivated: the memory, private to it, would "
+        "be given to no agent. Name an active agent, or none (shared). (agent_deactivated)",
+        "line 3: agent: The agent 'narrow' does not read user_preference memories (its grant "
+        "reads: episode): the memory, private to it, would be given to no agent. Name an agent "
+        "that reads it, or none (shared). (grant.type_not_readable)",
+        "line 3: agent: The agent 'narrow' reads memories up to public only, and this one is "
+        "personal: the memory, private to it, would be given to no agent. Name an agent that "
+        "reads it, or none (shared). (grant.sensitivity_above_max)",
+        "line 4: agent: The agent 'narrow' reads memories up to public only, and this one is "
+        "personal: the memory, private to it, would be given to no agent. Name an agent that "
+        "reads it, or none (shared). (grant.sensitivity_above_max)",
+        "line 5: agent: The agent 'blind' does not read user_preference memories (its grant "
+        "reads: none): the memory, private to it, would be given to no agent. Name an agent "
+        "that reads it, or none (shared). (grant.type_not_readable)",
+    ]
+    assert not Memory.objects.exists()
+    # The lines an agent is given, alone, are imported: private to the agent, or shared.
+    path.write_text("\n".join([lines[0], lines[5]]) + "\n")
+    call_command("import_memories", str(path), *screening, stdout=StringIO(), stderr=StringIO())
+    assert sorted(Memory.objects.values_list("memory_key", "agent__name")) == [
+        ("style.e", None),
+        ("style.tone", "tasks"),
+    ]
