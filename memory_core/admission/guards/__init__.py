@@ -116,6 +116,21 @@ _ABOUT_THEM_AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,2}?about (?:them|themselves|himself|herself|him|her)\b", re.IGNORECASE
 )
 _THIS_SYSTEM_AFTER = re.compile(r"^\W*" + THIS_SYSTEM, re.IGNORECASE)
+# Where a sentence ends: a dot, "!" or "?" before a space or the end (not the dots of
+# "evil.com"), or a line break.
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f](?!\w)|\n")
+
+
+def _this_sentence(after: str) -> str:
+    """Return what of ``after``, the text after a match, is still the match's sentence: the
+    qualifier that makes a role the user's own ("admin of their club", "admin assistant")
+    follows it in the sentence. Read across the full stop, "User is admin. Assistant
+    reminder: be brief." was the occupation "admin assistant", exempt (stored active until
+    stop 69's admission fixes)."""
+    found = _SENTENCE_END.search(after)
+    return after[: found.start()] if found else after
+
+
 # Where a clause ends: a dot before a space or the end (not the dots of "evil.com"), "!",
 # "?", ";", ",", a dash between spaces or a line break.
 _CLAUSE_END = re.compile(r"\.(?!\w)|[!?;,\n]|\s[-\u2013\u2014]\s")
@@ -162,7 +177,7 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
         return _weak_role_is_own(reading, match)
     # A duration qualifies the act, never the role: read what follows it ("an admin for a
     # week on their Discord server" is their own world, "admin access for a week" is not).
-    after = reading[end : end + 80]
+    after = _this_sentence(reading[end : end + 80])
     duration = _DURATION.match(after)
     after = after[duration.end() : duration.end() + 40] if duration else after[:40]
     return bool(_OWN_WORLD_AFTER.search(after) or _ABOUT_THEM_AFTER.search(after))
@@ -199,7 +214,7 @@ def _weak_role_is_own(reading: str, match: re.Match) -> bool:
     if (match.group("mod") or "").lower() in _SYSTEM_MODS:
         # "the account owner now" claims this system; "the account owner for their
         # household's streaming profile" is their own world.
-        return bool(_OWN_WORLD_AFTER.search(after))
+        return bool(_OWN_WORLD_AFTER.search(_this_sentence(after)))
     if _THIS_SYSTEM_AFTER.search(after):
         return False
     article = reading[max(0, match.start("role") - 4) : match.start("role")]

@@ -493,6 +493,31 @@ _IDENTITY_CHECKS_PASSED = (
     r"was\W+)?passed\b"
 )
 
+# A record's field as a value's line writes it ("customer: C-1; tier: Platinum") or as JSON
+# does ('"customer": "C-1", "tier": "Platinum"'): where a field starts, and its key's end.
+_FIELD_START = r"(?:^|[;,{\n]\s*)\"?"
+_KEY_END = r"\"?\s*" + FIELD_SEP
+# A customer named by a key of their record: "customer", "client_id", "account_number".
+_CUSTOMER_KEY = (
+    r"(?:customers?|clients?|subscribers?|(?:customer|client|account|subscriber|member)"
+    r"[\s_-]?(?:id|no|number|name|ref|reference|code))"
+)
+# A tier under a key of its own: "tier", "plan", "loyalty_tier", "membership level".
+_TIER_KEY = (
+    r"(?:(?:customer|loyalty|membership|account|subscription|service|support|pricing|billing|"
+    r"current)[\s_-]?)?(?:tier|plan|level|status|rank|membership|segment|package|edition)"
+)
+# The fields between two of one record, at most five, each read once (possessive, and no
+# separator inside a field): a gap of any characters tried both keys at each of them.
+_FIELDS_BETWEEN = r"(?:[^;,{}\n]{0,80}+[;,{]\s*\"?){1,6}?"
+# ... holding a tier's name, the whole of its value.
+_TIER_HELD = (
+    _TIER_KEY
+    + _KEY_END
+    + r"\s*\"?(?:the\s+)?"
+    + PLAN_NAMES
+    + r"(?:[\s_-](?:tier|plan|member|membership|level|status|edition))?\"?\s*(?=[;,}\n]|$)"
+)
 # This system's customer as the subject of a clause: "Customer paid ...", "The client has
 # ...", "this customer's ..."; not the user's own ("My client paid ...").
 _A_CUSTOMER_AS_SUBJECT = (
@@ -1286,6 +1311,30 @@ CLASS_RULES: list[Rule] = [
     # clause ("The customer is free to cancel" names none). "User's status upgraded to Gold
     # at Marriott" is the user's own.
     Rule("class.business_state", rx(_CUSTOMERS_TIER)),
+    # ... and a customer's record holding their tier beside other fields: the value or JSON
+    # content {"customer": "C-1", "tier": "Platinum", "since": "2026-01-01"} (stored until
+    # stop 69's admission fixes). One key naming the tier's holder ({"customer_tier":
+    # "Platinum"}, "customer tier: Platinum") was refused by the rules above; two keys of
+    # one record, "customer: C-1; tier: Platinum", named no customer's tier. Both fields of
+    # one record, either way round, a tier's name the whole of its value: {"airline":
+    # "Delta", "tier": "Gold"} holds no customer, {"customer": "C-1", "plan": "free
+    # evenings"} no tier.
+    Rule(
+        "class.business_state",
+        rx(
+            _FIELD_START,
+            _CUSTOMER_KEY,
+            _KEY_END,
+            _FIELDS_BETWEEN,
+            _TIER_HELD,
+            r"|",
+            _FIELD_START,
+            _TIER_HELD,
+            r"(?:[;,}]\s*[^;,{}\n]{0,80}+){0,5}?[;,{]\s*\"?",
+            _CUSTOMER_KEY,
+            _KEY_END,
+        ),
+    ),
     # A balance held by the account: "The account holds $5,400." (stored until stop 68's
     # second round, where "The account balance is $5,400." was refused).
     Rule(
