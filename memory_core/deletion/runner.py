@@ -141,8 +141,9 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -
     and so does the task's soft time limit, which ends the run rather than being recorded as
     the step's failure while every later phase ran into the hard kill (stop 61's audit).
 
-    ``progress(step)``, if given, is called as each step's verdict is made, and once more for
-    each step of a phase that rolled back (its verdict then failed).
+    ``progress(step)``, if given, is called as each step's verdict is made, and
+    ``progress(step, rolled_back=True)`` once more for each step of a phase that rolled back
+    (its verdict then failed, its purge undone).
     """
     try:
         with transaction.atomic():
@@ -176,7 +177,7 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -
             _verdict(step, False, {}, {}, f"{type(exc).__name__}: {exc}"[:2000])
         DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
         for step in steps if progress is not None else ():
-            progress(step)
+            progress(step, rolled_back=True)
     return [step.store for step in steps if step.status != DeletionStep.State.VERIFIED]
 
 
@@ -192,7 +193,38 @@ def deletion_run(*, operation_id, due_only: bool = False, progress=None) -> str:
     with operation_lock(operation_id, asynchronous=True) as acquired:
         if not acquired:
             return LOCKED
-        return _run(operation_id, due_only=due_only, progress=progress)
+        return _run(operation_id, due_only=due_only, progress=_harmless(progress))
+
+
+def _harmless(progress):
+    """Return ``progress`` made unable to stop the run, or None for none.
+
+    It is called inside a phase's transaction: a report that raised (``--run``'s stderr, a
+    pipe whose reader ended) rolled the phase back and ended the run with the operation left
+    running, its steps undone (stop 69's review of the commands). The first report that
+    fails is logged and the run goes on without reports; the task's soft time limit still
+    ends the run."""
+    if progress is None:
+        return None
+    failed = False
+
+    def report(step: DeletionStep, **how) -> None:
+        nonlocal failed
+        if failed:
+            return
+        try:
+            progress(step, **how)
+        except SoftTimeLimitExceeded:
+            raise
+        except Exception:
+            failed = True
+            logger.warning(
+                "deletion step %s: its report failed; the run goes on without reports",
+                step.store,
+                exc_info=True,
+            )
+
+    return report
 
 
 # The time left of an operation's backoff, on the database's clock, on which ``_settle``

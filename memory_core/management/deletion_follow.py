@@ -75,6 +75,11 @@ def steps_line(status: str, steps: dict[str, str]) -> str:
     )
 
 
+# The most characters of a failed step's error ``--run`` shows (its whole ``last_error``, up
+# to 2,000, is in the operation's steps).
+ERROR_SHOWN = 200
+
+
 def run_here(write, operation_id) -> str:
     """Run the operation's unverified steps in this process (``deletion_run``), calling
     ``write`` with ``--wait``'s line as each step's verdict is made, the step and its time
@@ -82,20 +87,31 @@ def run_here(write, operation_id) -> str:
 
     At most two lines a step, whatever the deletion's size (one, and one more for each step
     of a phase that rolled back): a large deletion's steps take minutes, and ``--run`` said
-    nothing until the last had run (stop 68's audit of the commands)."""
+    nothing until the last had run (stop 68's audit of the commands). A step not verified is
+    told with its error, and one of a phase that rolled back as such: ``<step> failed`` was
+    all it said, for a step whose purge the rollback undid too (stop 69's review)."""
     steps = dict(
         DeletionStep.objects.filter(operation_id=operation_id)
         .order_by("id")
         .values_list("store", "status")
     )
 
-    def step_done(step) -> None:
+    def step_done(step, *, rolled_back: bool = False) -> None:
         steps[step.store] = step.status
         ms = (step.evidence or {}).get("ms")
-        took = ""
-        if isinstance(ms, int | float):
+        took = why = ""
+        if isinstance(ms, int | float) and not rolled_back:
             took = f" in {ms:.0f} ms" if ms < 1000 else f" in {ms / 1000:.1f} s"
-        write(f"{steps_line('running', steps)}; {step.store} {step.status}{took}")
+        # Why, for a step not verified: its error's first line, as last_error keeps it (the
+        # phase's own for each step of a phase that rolled back, which undid its purge).
+        error = next(iter((step.last_error or "").strip().splitlines()), "")
+        if len(error) > ERROR_SHOWN:
+            error = f"{error[:ERROR_SHOWN]}…"
+        if rolled_back:
+            why = f": its phase rolled back ({error})"
+        elif step.status != DeletionStep.State.VERIFIED and error:
+            why = f": {error}"
+        write(f"{steps_line('running', steps)}; {step.store} {step.status}{took}{why}")
 
     return deletion_run(operation_id=operation_id, progress=step_done)
 

@@ -313,7 +313,9 @@ class Command(BaseCommand):
             line_errors.add("agent", "bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE)
         elif agent and tenant is not None and (tenant.id, agent) not in self.agents:
             line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
-        elif agent and tenant is not None:
+        elif agent and tenant is not None and status == Status.ACTIVE:
+            # A revoked or expired line is given to no agent whoever it names: its agent is
+            # history, as its dates are (refused as well until stop 69's review).
             owner = self.agents[(tenant.id, agent)]
             if not owner.is_active:
                 line_errors.add(
@@ -331,7 +333,7 @@ class Command(BaseCommand):
         if candidate is not None and tenant is not None:
             self._settle_user_scope(tenant, candidate, line_errors)
             owner = self.agents.get((tenant.id, agent)) if agent else None
-            if owner is not None and owner.is_active:
+            if owner is not None and owner.is_active and status == Status.ACTIVE:
                 _check_grant(owner, candidate, line_errors)
         if candidate is not None:
             # Without valid_from or created_at the memory is valid from the import.
@@ -737,12 +739,17 @@ class Command(BaseCommand):
             agent_id=agents[agent_name].id if agent_name else None,
             confidence=reading.confidence,
             consent=reading.consent,
-            sensitivity=candidate.sensitivity or "personal",
+            sensitivity=_stored_sensitivity(candidate),
             valid_from=record["valid_from"],
             valid_until=candidate.valid_until,
             created_at=record["created_at"],
             status=record["status"],
         )
+
+
+def _stored_sensitivity(candidate) -> str:
+    """The sensitivity a line's memory is stored with: the one it states, else personal."""
+    return candidate.sensitivity or Sensitivity.PERSONAL
 
 
 class _LockWaitOver(Exception):
@@ -764,7 +771,7 @@ def _check_grant(owner: Agent, candidate, line_errors: FieldErrors) -> None:
             f"{reads}): the memory, private to it, would be given to no agent. Name an agent "
             "that reads it, or none (shared).",
         )
-    sensitivity = candidate.sensitivity or Sensitivity.PERSONAL
+    sensitivity = _stored_sensitivity(candidate)
     if sensitivity not in sensitivities_up_to(owner.max_sensitivity):
         line_errors.add(
             "agent",

@@ -1217,3 +1217,48 @@ def test_an_import_refuses_a_line_whose_agent_would_never_be_given_its_memory(
         ("style.e", None),
         ("style.tone", "tasks"),
     ]
+
+
+@pytest.mark.django_db
+def test_an_import_keeps_the_agent_of_a_revoked_or_expired_line_whatever_its_grant(
+    tenant, tmp_path
+):
+    """A line whose agent is deactivated or does not read it is refused since stop 69, as
+    the memory, private to that agent, would be given to no agent. A ``revoked`` or
+    ``expired`` line is given to no agent whoever it names (no path makes it active again):
+    its agent is history, as its dates are, and an old store's record of a retired agent's
+    revoked memory was refused all the same, failing a migration that had imported it until
+    then (stop 69's review of the commands). Only a line in use is held to its agent's
+    grant."""
+    from tests.factories import AgentFactory
+
+    AgentFactory(tenant=tenant, name="retired", is_active=False, deactivated_at=timezone.now())
+    AgentFactory(tenant=tenant, name="narrow", read_types=["episode"], max_sensitivity="public")
+    path = tmp_path / "history.jsonl"
+    lines = [
+        record(tenant, agent="retired", status="revoked"),
+        record(
+            tenant,
+            agent="narrow",
+            status="expired",
+            memory_key="style.b",
+            valid_until="2025-02-01T00:00:00Z",
+            source={"type": "user_input", "conversation_id": "old-store", "message_id": "2"},
+        ),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    err = StringIO()
+    try:
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    except CommandError as exc:
+        pytest.fail(f"the import refused history: {err.getvalue().strip()} ({exc})")
+    assert sorted(Memory.objects.values_list("memory_key", "agent__name", "status")) == [
+        ("style.b", "narrow", Status.EXPIRED),
+        ("style.tone", "retired", Status.REVOKED),
+    ]
+    # In use, the same lines are refused, each for its agent.
+    Memory.objects.all().delete()
+    path.write_text(record(tenant, agent="retired", source={"type": "user_input",
+        "conversation_id": "new-store", "message_id": "1"}) + "\n")  # fmt: skip
+    with pytest.raises(CommandError, match="1 error"):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
