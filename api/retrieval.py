@@ -202,7 +202,9 @@ class TraceOutput(serializers.Serializer):
         "content. Each selected item's score and components.redundancy_penalty are null once "
         "the caller may no longer read one of the trace's memories (hidden_count above 0) or "
         "one was deleted (deleted_since): the penalty was measured against the candidates "
-        "ranked above the item, that memory perhaps among them."
+        "ranked above the item, that memory perhaps among them. The selected items are "
+        "then answered by section, then id (not by score), selected_ids by id, and the budget "
+        "stage's rejections with a null reason, every rejection by stage, then id."
     )
     used_ids = serializers.ListField(child=serializers.CharField())
     usage = serializers.JSONField()

@@ -18,6 +18,7 @@ from memory_core.admission.candidate import (
 from memory_core.admission.policy import REFUSING, describe, id_codes
 from memory_core.exceptions import Conflict, NotFound, ValidationFailed
 from memory_core.models import Memory, RetrievalTrace, Status
+from memory_core.retrieval.budget import STAGE as BUDGET_STAGE
 from memory_core.text import identifier
 
 USAGE_KINDS = ("answer", "tool_call")
@@ -58,11 +59,50 @@ def _as_the_agent_sees_it(trace: RetrievalTrace, hidden: set[str]) -> RetrievalT
         if "tokens" in stages:
             stages["tokens"] = {**stages["tokens"], "prompt_tokens": None}
         trace.stages = stages
-    if (hidden or trace.stages.get("deleted_since")) and "selected" in trace.stages:
-        trace.stages = {
-            **trace.stages,
-            "selected": [_unscored(item) for item in trace.stages["selected"]],
-        }
+    if hidden or (isinstance(trace.stages, dict) and trace.stages.get("deleted_since")):
+        trace = _unranked(trace)
+    return trace
+
+
+def _unranked(trace: RetrievalTrace) -> RetrievalTrace:
+    """``trace``, unsaved, as answered once one of its memories is hidden from the agent or
+    deleted: without what ranked its items by score, the hidden memory perhaps among them.
+
+    Each selected item's score and redundancy penalty go (``_unscored``), and their order
+    with them: the items are answered by section, as the package had them, then by id, and
+    ``selected_ids`` by id. In score order, with the components each item keeps and the
+    policy's weights (the defaults are public), two items of a section told which of them
+    the penalty lowered the more, and by how much at least. The budget stage's rejections
+    lose their reason, measured against the items chosen above them: ``redundant_with_
+    selected`` told that one of them was within ``diversity_cosine`` of it, and
+    ``over_token_budget`` how long at least they were (what the null prompt tokens keep
+    from it: stop 47's audit). Every rejection is answered by stage, then id, the budget's
+    having been in score order. Stop 69's review of the traces' audit."""
+    trace.selected_ids = sorted(trace.selected_ids, key=str)
+    stages = dict(trace.stages)
+    selected = stages.get("selected")
+    if isinstance(selected, list) and all(isinstance(item, dict) for item in selected):
+        sections = {}
+        for item in selected:
+            sections.setdefault(str(item.get("section")), len(sections))
+        stages["selected"] = [
+            _unscored(item)
+            for item in sorted(
+                selected, key=lambda i: (sections[str(i.get("section"))], str(i.get("id")))
+            )
+        ]
+    rejections = stages.get("rejections")
+    if isinstance(rejections, list) and all(isinstance(r, dict) for r in rejections):
+        order = {}
+        for rejection in rejections:
+            order.setdefault(str(rejection.get("stage")), len(order))
+        stages["rejections"] = [
+            {**r, "reason": None} if r.get("stage") == BUDGET_STAGE else r
+            for r in sorted(
+                rejections, key=lambda r: (order[str(r.get("stage"))], str(r.get("id")))
+            )
+        ]
+    trace.stages = stages
     return trace
 
 
