@@ -38,10 +38,12 @@ The order every path takes its locks in, so that no two wait for each other in a
   then its candidates' rows in id order (a write of lower authority holds the key's head and
   then locks the item: without the key's lock the two deadlocked; taken after the item, the
   subject's lock queued behind a deletion waiting for a retrieval that waited for the item);
-- a deletion run's database phase: the review items it purges in id order (events step),
-  then, a whole subject's, the locks of the person's retrievals made before they were known
-  (``unknown_users_deletion_lock``: a retrieval only tries it, so it waits in no cycle),
-  then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
+- a deletion run's database phase: the events it scrubs, then the review items it purges,
+  each in id order (events step), then, a whole subject's, the locks of the person's
+  retrievals made before they were known (``unknown_users_deletion_lock``: a retrieval only
+  tries it, so it waits in no cycle), then the traces it scrubs or deletes in id order (the
+  events' and the traces' statements took them in their plans' orders until stop 69, and two
+  runs reaching the same rows could deadlock; the retention sweep's ``traces_expire``
   skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run); its cache steps
   hold a subject's (or the tenant's) cache generation lock over one cache read and write
   (``retrieval_cache._one_bump_at_a_time``, a session's lock, so it lives there, not here):

@@ -361,14 +361,24 @@ class EventsStore(Store):
         "memory_id IN (SELECT a.id FROM memory_core_admissiondecision a"
         " WHERE a.target_memory_id = ANY(%(ids)s::uuid[]))"
     )
+    # The events are locked in id order first (the CTE's sort, under its FOR UPDATE), then
+    # updated: on its own the UPDATE took them in its plan's order (the table's, or a
+    # synchronised scan's, which starts where another scan of the table is). Two deletions of
+    # one subject reach the same events (a memory's reaches the rejected writes about it, the
+    # subject's every rejected write), and two orders could deadlock, rolling a phase back
+    # (stop 68's audit of deletion's tasks). ``tests/deletion/test_purge_lock_order_stop69.py``.
     _PURGE_SQL = (
-        "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
-        " SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(details) AS d(key, value)"
-        " WHERE " + _ID_ONLY + "), '{}'::jsonb) "
-        "WHERE (memory_id = ANY(%(ids)s::uuid[]) OR memory_id IN (" + _DECISIONS + ")"
+        "WITH locked AS MATERIALIZED ("  # noqa: S608 (constants)
+        " SELECT id FROM memory_core_memoryevent"
+        " WHERE (memory_id = ANY(%(ids)s::uuid[]) OR memory_id IN (" + _DECISIONS + ")"
         " OR " + _ABOUT + ") "
-        "AND EXISTS ("
-        " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
+        " AND EXISTS ("
+        "  SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
+        " ORDER BY id FOR UPDATE OF memory_core_memoryevent) "
+        "UPDATE memory_core_memoryevent e SET details = COALESCE(("
+        " SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(e.details) AS d(key, value)"
+        " WHERE " + _ID_ONLY + "), '{}'::jsonb) "
+        "FROM locked WHERE e.id = locked.id"
     )
     # Closed: open items of a deleted memory, and open conflicts left with < 2 candidates.
     _CLOSES = (
@@ -861,7 +871,18 @@ class ExportsStore(Store):
 # --- traces and evaluation data -----------------------------------------------------------
 
 
+# The traces citing the memories are locked in id order first (the CTE's sort, under its FOR
+# UPDATE), then updated: on its own the UPDATE took them in its plan's order (the table's, or
+# a synchronised scan's, which starts where another scan of the table is), and two deletions
+# whose memories one trace cites (two of one subject's, say) could deadlock, rolling a phase
+# back (stop 68's audit of deletion's tasks). Every id a trace names is in its ``cited_ids``
+# (migration 0055's trigger), so the GIN alone finds them.
 _TRACES_SCRUB_SQL = """
+WITH locked AS MATERIALIZED (
+    SELECT id FROM memory_core_retrievaltrace
+    WHERE tenant_id = %(tenant)s AND cited_ids && %(ids)s::uuid[]
+    ORDER BY id FOR UPDATE
+)
 UPDATE memory_core_retrievaltrace AS t SET
     -- The counts stay the retrieval's; deleted_since says how many of its memories went.
     -- The prompt's tokens go (null, in the document too): with the package's other items,
@@ -884,8 +905,7 @@ UPDATE memory_core_retrievaltrace AS t SET
                          WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n),
     used_ids = ARRAY(SELECT i FROM unnest(t.used_ids) WITH ORDINALITY AS a(i, n)
                      WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n)
-WHERE t.tenant_id = %(tenant)s
-  AND (t.cited_ids && %(ids)s::uuid[] OR t.selected_ids && %(ids)s::uuid[])
+FROM locked WHERE t.id = locked.id
 RETURNING t.id
 """
 
@@ -948,10 +968,28 @@ def _user_id_digests(ctx) -> list[str]:
     return digests
 
 
+def _delete_in_id_order(traces) -> int:
+    """Delete ``traces`` (a queryset of one table, with no row another refers to), locked in
+    id order first; return how many went. A DELETE on its own takes its rows in its plan's
+    order (``_TRACES_SCRUB_SQL``), and a whole subject's traces step meeting a memory's
+    deletion of the same subject, which scrubs some of those traces, could deadlock."""
+    sql, params = (
+        traces.order_by("pk").values("pk").select_for_update(of=("self",)).query.sql_with_params()
+    )
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            f"WITH locked(id) AS MATERIALIZED ({sql}) "  # noqa: S608 (Django's own SQL)
+            "DELETE FROM memory_core_retrievaltrace t USING locked WHERE t.id = locked.id",
+            params,
+        )
+        return cursor.rowcount
+
+
 class TracesStore(Store):
     name = "traces"
     description = (
-        "retrieval traces citing the memory (cited_ids, GIN): its entries removed and the "
+        "retrieval traces naming the memory (cited_ids, GIN, which holds every id a trace "
+        "names: migration 0055): its entries removed and the "
         "trace kept for the other memories it cites (deleted once it cites none); a "
         "subject's or a tenant's traces are deleted"
     )
@@ -964,9 +1002,13 @@ class TracesStore(Store):
         traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)
         if ctx.whole_tenant:
             return traces  # the retrievals for users without a subject too
-        query = Q(cited_ids__overlap_array=ctx.memory_ids) | Q(
-            selected_ids__overlap_array=ctx.memory_ids
-        )
+        # Every id a trace names, in any of its lists or its document, is in ``cited_ids``
+        # (migration 0055's trigger keeps it so, whatever writes the row): the GIN finds every
+        # trace naming the memories, and nothing else need be read. Until stop 69 this also
+        # read ``selected_ids`` (no index: every trace of the tenant was read) and no other
+        # place, so an id put back by hand in ``used_ids``, a usage report or ``stages``
+        # alone verified (stop 68's audit of deletion's tasks).
+        query = Q(cited_ids__overlap_array=ctx.memory_ids)
         if ctx.whole_subject:
             # The subject's retrievals made before the operation's first run: those made while
             # it was queued name the subject too (``+subject_deletion_queued``, and "the queued
@@ -992,8 +1034,7 @@ class TracesStore(Store):
                 # A tenant's deletes every trace, and one lock a subject would overrun
                 # PostgreSQL's lock table.
                 unknown_users_deletion_lock(ctx.operation.tenant_id, _user_id_digests(ctx))
-            deleted, _ = self._citing(ctx).delete()
-            return {"deleted": deleted, "scrubbed": 0}
+            return {"deleted": _delete_in_id_order(self._citing(ctx)), "scrubbed": 0}
         # A trace names a memory only in lists whose ids it also keeps in ``cited_ids``
         # (``pipeline._cited_ids``), so once no trace cites the memory none names it. The
         # other memories' uses of a retrieval stay counted (the portal's "used" figures).
