@@ -33,6 +33,11 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    Then the files as old that no export row names (a request that failed after writing its
    file; ``export_files_orphaned_remove``).
 
+Steps 3 to 5 run between steps 1 and 2 (``retention_apply``), the most private first (5, 3,
+4, then the refused requests), each in batches: its first whatever the time, more while its
+share of the run's time allows (``EXPORTS_SECONDS`` and the others); what is left goes at the
+next run.
+
 Every cut-off compared with a row's moment (a memory's ``created_at`` or ``valid_until``, a
 trace's, a refused request's or an export's ``created_at``, an idempotency record's expiry) is
 taken on the database's clock (``memory_core.clock``), the one the rows' hosts agree on, unless
@@ -47,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import time
 import uuid
 from collections import defaultdict
@@ -391,49 +397,101 @@ def _rule_delete(tenant_id, version, reason, rows, operations: list) -> None:
 # ``_RESCANNING_PLAN``).
 
 
-# Traces of one tenant deleted in one transaction, so no statement holds a long lock.
-TRACES_BATCH = 10_000
-# How long a sweep goes on taking further batches of the tenants whose last was full (each
-# tenant's first is always taken): 10,000 traces of ~90 candidates each took 0.3 s here, so
-# a sweep keeps up with some 1,000 retrievals a second, and the tenants' retention turns
-# after it keep most of the run's ``SWEEP_SECONDS``.
+# The later steps' shares of the run's time (``retention_apply``): each takes its first round
+# whatever the time, then further rounds while its share, and the run's ``SWEEP_SECONDS``,
+# allow; the rest is left to the next run, 5 minutes later. 45 s in all: the memories' rules
+# after them keep some 105 s of the run's 150 whenever no memory's expiry took them, and
+# the run ends inside the task's 240 s soft limit however large a backlog. Until stop 69 only
+# the traces had one: refused requests, idempotency records and exports each took their whole
+# backlog (or a count), outside the run's time, so after an outage a backlog could run into
+# the soft limit before the memories' turn (stop 67's audit of retention). In the order they
+# run, most private first: exports and the files of none are full copies of what is
+# remembered about a subject; traces name a subject's memories by id; idempotency records
+# and refused requests hold ids, hashes and codes.
+EXPORTS_SECONDS = 10
+EXPORT_FILES_SECONDS = 5
 TRACES_SECONDS = 20
+IDEMPOTENCY_SECONDS = 5
+ACCESS_DENIALS_SECONDS = 5
+
+# Rows (files) one transaction (lookup) of a later step takes: no statement holds a long lock.
+# 10,000 traces of ~90 candidates each took 0.3 s here, so in its share a sweep keeps up with
+# some 1,000 retrievals a second of a tenant.
+TRACES_BATCH = 10_000
+ACCESS_DENIALS_BATCH = 10_000
+IDEMPOTENCY_BATCH = 10_000
+EXPORTS_BATCH = 1000
+EXPORT_FILES_BATCH = 1000
+
+
+def _in_rounds(step: str, due: list, take, seconds: float | None, left: list | None) -> int:
+    """Take batches of each item of ``due`` (a tenant's rows, or the step's) in rounds; return
+    the rows they took.
+
+    ``take(item)`` takes one batch in a transaction of its own and returns ``(rows, full)``,
+    ``full`` when more may be due. A round takes one batch of every item; while ``seconds``
+    allow (None: no bound), another takes one of each item whose last batch was full. Past the
+    first round the time is read before each batch: read after a round, a round begun just
+    before ``seconds`` ran whole, a batch of every busy tenant's past them (stop 68's review).
+
+    A share that ends with batches still due is logged and names ``step`` in ``left``: the
+    next run goes on with them (nothing is lost, as every batch takes the oldest first).
+    """
+    until = None if seconds is None else time.monotonic() + seconds
+    taken, first_round = 0, True
+    while due:
+        full = []
+        for position, item in enumerate(due):
+            if not first_round and until is not None and time.monotonic() >= until:
+                logger.info(
+                    "retention %s: %d deleted in its %.1f s share; more may be due (%d "
+                    "tenant(s), or the step's own rows) and is left to the next run",
+                    step,
+                    taken,
+                    seconds,
+                    len(due) - position + len(full),
+                )
+                if left is not None:
+                    left.append(step)
+                return taken
+            rows, more = take(item)
+            taken += rows
+            if more:
+                full.append(item)
+        due, first_round = full, False
+    return taken
 
 
 def traces_expire(
-    *, now=None, limit: int | None = None, failures: list | None = None, seconds: float = 0
+    *,
+    now=None,
+    limit: int | None = None,
+    failures: list | None = None,
+    seconds: float = 0,
+    left: list | None = None,
 ) -> int:
     """Delete retrieval traces past each tenant's ``retention.trace_days``; return the count.
 
-    In rounds, oldest first: a round takes one batch of at most ``limit`` (``TRACES_BATCH``)
-    of every tenant's, each in its own transaction, so no statement holds a long lock; while
-    ``seconds`` allow, another round takes one of each tenant whose last batch was full. One
-    batch a run (every 5 minutes) kept up with 33 retrievals a second of a tenant: a busier
-    one's traces past ``trace_days`` were kept for good, more at every sweep (stop 68's audit
-    of traces).
+    In rounds, oldest first (``_in_rounds``): a round takes one batch of at most ``limit``
+    (``TRACES_BATCH``) of every tenant's, each in its own transaction, so no statement holds a
+    long lock; while ``seconds`` allow, another round takes one of each tenant whose last batch
+    was full. One batch a run (every 5 minutes) kept up with 33 retrievals a second of a
+    tenant: a busier one's traces past ``trace_days`` were kept for good, more at every sweep
+    (stop 68's audit of traces).
 
     Traces another transaction holds are skipped, never waited for: a deletion run's traces
     step deletes in the table's order and this statement in its plan's, so each held one the
     other waited for (a deadlock). The step deletes what it holds; the next sweep the rest.
     """
     limit = limit or TRACES_BATCH
-    until = time.monotonic() + seconds
+
+    def take(due):
+        tenant_id, cutoff = due
+        batch = _traces_expire_batch(tenant_id, cutoff, limit, failures)
+        return batch, batch == limit
+
     due = _trace_cutoffs(now or database_now(), "traces", failures)
-    deleted, first_round = 0, True
-    while due:
-        full = []
-        for tenant_id, cutoff in due:
-            # Past the first round the time is read before each batch: read after a round, a
-            # round begun just before ``seconds`` ran whole, a batch of every busy tenant's
-            # past them (stop 68's review).
-            if not first_round and time.monotonic() >= until:
-                return deleted
-            batch = _traces_expire_batch(tenant_id, cutoff, limit, failures)
-            deleted += batch
-            if batch == limit:
-                full.append((tenant_id, cutoff))
-        due, first_round = full, False
-    return deleted
+    return _in_rounds("traces", due, take, seconds, left)
 
 
 def _traces_expire_batch(tenant_id, cutoff, limit: int, failures: list | None) -> int:
@@ -449,62 +507,133 @@ def _traces_expire_batch(tenant_id, cutoff, limit: int, failures: list | None) -
     return deleted
 
 
-def access_denials_expire(*, now=None, failures: list | None = None) -> int:
+def access_denials_expire(
+    *,
+    now=None,
+    limit: int | None = None,
+    failures: list | None = None,
+    seconds: float = 0,
+    left: list | None = None,
+) -> int:
     """Delete the agents' refused requests older than their tenant's ``retention.trace_days``
-    (the health page's cross-scope denials); return the count."""
+    (the health page's cross-scope denials); return the count.
+
+    In rounds, as traces (``_in_rounds``): a batch of at most ``limit``
+    (``ACCESS_DENIALS_BATCH``) of every tenant's, the oldest first, then, while ``seconds``
+    allow, one more of each tenant whose last was full. Until stop 69 a tenant's were deleted
+    in one statement, however many, with no regard to the run's time."""
+    limit = limit or ACCESS_DENIALS_BATCH
+
+    def take(due):
+        tenant_id, cutoff = due
+        batch = _access_denials_expire_batch(tenant_id, cutoff, limit, failures)
+        return batch, batch == limit
+
+    due = _trace_cutoffs(now or database_now(), "access_denials", failures)
+    return _in_rounds("access_denials", due, take, seconds, left)
+
+
+def _access_denials_expire_batch(tenant_id, cutoff, limit: int, failures: list | None) -> int:
+    """Delete at most ``limit`` of the tenant's refused requests made before ``cutoff``, the
+    oldest first (``access_denial_health``), in one transaction; return the count (0 when its
+    part failed)."""
     deleted = 0
-    for tenant_id, cutoff in _trace_cutoffs(now or database_now(), "access_denials", failures):
-        with _tenant_isolated("access_denials", tenant_id, failures):
-            old = AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
-            deleted += old.delete()[0]
+    with _tenant_isolated("access_denials", tenant_id, failures):
+        old = AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
+        with transaction.atomic():
+            unheld = old.order_by("created_at").select_for_update(skip_locked=True)
+            held = list(unheld.values_list("pk", flat=True)[:limit])  # _locked_first
+            deleted = AccessDenial.objects.filter(pk__in=held).delete()[0]
     return deleted
 
 
-def idempotency_records_expire(*, now=None, batch: int = 10_000) -> int:
+def idempotency_records_expire(
+    *,
+    now=None,
+    batch: int | None = None,
+    seconds: float | None = None,
+    left: list | None = None,
+) -> int:
     """Delete the idempotency records past their expiry; return the count. An expired key is
     already treated as new (``services.idempotency``): this only bounds the table.
 
-    In transactions of at most ``batch`` rows, the longest expired first, until none is
-    left, so no statement holds a long lock and the sweep keeps up however fast keyed writes
-    come (one capped batch a run kept up with ~33 a second). Rows another transaction holds
-    (a claim taking an expired key over, a replay) are skipped and left to the next sweep.
+    In transactions of at most ``batch`` rows (``IDEMPOTENCY_BATCH``), the longest expired
+    first, so no statement holds a long lock and the sweep keeps up however fast keyed writes
+    come (one capped batch a run kept up with ~33 a second): the first whatever the time, then
+    more while ``seconds`` allow (None, a caller's own run: until none is left; until stop 69
+    the sweep's too, outside the run's time). Rows another transaction holds (a claim taking
+    an expired key over, a replay) are skipped and left to the next sweep.
     """
     now = now or database_now()
-    deleted = 0
-    while True:
-        with transaction.atomic():
-            expired = IdempotencyRecord.objects.filter(expires_at__lte=now)
-            unheld = expired.order_by("expires_at").select_for_update(skip_locked=True)
-            held = list(unheld.values_list("pk", flat=True)[:batch])  # _locked_first
-            count = IdempotencyRecord.objects.filter(pk__in=held).delete()
-        deleted += count[0]
-        if count[0] < batch:
-            return deleted
+    batch = batch or IDEMPOTENCY_BATCH
+
+    def take(_):
+        count = _idempotency_records_expire_batch(now, batch)
+        return count, count == batch
+
+    return _in_rounds("idempotency_records", [None], take, seconds, left)
 
 
-def exports_expire(*, now=None, limit: int = 1000, failures: list | None = None) -> int:
+def _idempotency_records_expire_batch(now, batch: int) -> int:
+    """Delete at most ``batch`` idempotency records expired at ``now``, the longest expired
+    first, in one transaction; return the count."""
+    with transaction.atomic():
+        expired = IdempotencyRecord.objects.filter(expires_at__lte=now)
+        unheld = expired.order_by("expires_at").select_for_update(skip_locked=True)
+        held = list(unheld.values_list("pk", flat=True)[:batch])  # _locked_first
+        return IdempotencyRecord.objects.filter(pk__in=held).delete()[0]
+
+
+def exports_expire(
+    *,
+    now=None,
+    limit: int | None = None,
+    failures: list | None = None,
+    seconds: float = 0,
+    left: list | None = None,
+) -> int:
     """Delete the exports made more than ``MEMLEDGER_EXPORT_RETENTION_HOURS`` ago, file and
     row; return the count. Each is a full copy of what is remembered about a subject, kept
     only for its download (0: kept until a deletion of the subject removes it).
 
+    The oldest first, in transactions of at most ``limit`` (``EXPORTS_BATCH``): the first
+    whatever the time, then more while ``seconds`` allow (until stop 69 one batch a run).
     Exports a deletion run holds (its exports step rewrites or removes them) are skipped and
-    left to the next sweep, as are more than ``limit`` in one run. One whose file cannot be
-    removed (a folder the worker may not write) keeps its row for the next sweep and is
-    counted in ``failures`` with its tenant; the others go on (until stop 57 it stopped the
-    sweep there, every run, and every tenant's expired exports stayed on disk).
+    left to the next sweep. One whose file cannot be removed (a folder the worker may not
+    write) keeps its row for the next sweep and is counted in ``failures`` with its tenant;
+    the others go on (until stop 57 it stopped the sweep there, every run, and every tenant's
+    expired exports stayed on disk). Each batch takes the exports after the last one the
+    run's previous batch took, so neither those nor the skipped ones are taken again.
     """
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS
     if not hours:
         return 0
     cutoff = (now or database_now()) - timedelta(hours=hours)
-    deleted = 0
+    limit = limit or EXPORTS_BATCH
+    after: list = [None]  # (created_at, pk) of the last export the run took
+
+    def take(_):
+        deleted, taken, after[0] = _exports_expire_batch(cutoff, after[0], limit, failures)
+        return deleted, taken == limit
+
+    return _in_rounds("exports", [None], take, seconds, left)
+
+
+def _exports_expire_batch(cutoff, after, limit: int, failures: list | None) -> tuple:
+    """Delete, file and row, at most ``limit`` of the exports made before ``cutoff`` and after
+    ``after`` (``(created_at, pk)``, or None), the oldest first, in one transaction; return
+    ``(deleted, taken, (created_at, pk) of the last taken)``."""
+    old = Export.objects.filter(created_at__lt=cutoff)
+    if after is not None:
+        old = old.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], pk__gt=after[1]))
+    deleted, taken, last = 0, 0, after
     with transaction.atomic():
-        old = Export.objects.filter(created_at__lt=cutoff).order_by("created_at")
-        for export in old.select_for_update(skip_locked=True)[:limit]:
+        for export in old.order_by("created_at", "pk").select_for_update(skip_locked=True)[:limit]:
+            taken, last = taken + 1, (export.created_at, export.pk)
             with _tenant_isolated("exports", export.tenant_id, failures) as part:
                 export_delete(export=export)  # the file first: a failure keeps the row
             deleted += not part.rolled_back
-    return deleted
+    return deleted, taken, last
 
 
 # Age past which a file no export row names is removed while exports are kept until a
@@ -513,7 +642,12 @@ ORPHAN_EXPORT_HOURS = 24
 
 
 def export_files_orphaned_remove(
-    *, now=None, batch: int = 1000, failures: list | None = None
+    *,
+    now=None,
+    batch: int | None = None,
+    failures: list | None = None,
+    seconds: float | None = None,
+    left: list | None = None,
 ) -> int:
     """Remove the files under ``MEMLEDGER_EXPORT_DIR`` that no Export row names and that are
     older than the export retention (``ORPHAN_EXPORT_HOURS`` when that keeps exports); return
@@ -525,8 +659,15 @@ def export_files_orphaned_remove(
     before its rename (``.memledger-new-*.json``, ``files.NEW_FILE_PREFIX``). Only
     ``<tenant id>/<subject id>/*.json`` files are considered, by their modification time
     and name alone (never read, so never held in memory), each looked up among its own
-    tenant's rows; links are never followed. A file being written now is newer than the
-    cutoff.
+    tenant's rows, ``batch`` (``EXPORT_FILES_BATCH``) at a time; links are never followed. A
+    file being written now is newer than the cutoff.
+
+    The first tenant's folder and its first lookup whatever the time; past them the time is
+    read before each folder and each lookup, and once ``seconds`` have passed (None: no
+    bound) the rest is left to the next run (logged, and the step named in ``left``). The
+    tenants' folders are visited in a random order, so that a run cut short does not leave
+    the same ones at every run. Until stop 69 every file of every folder was looked at,
+    whatever the time.
 
     A file the worker cannot remove, or a folder it cannot read (another user's, a folder it
     may not write), is skipped, logged and counted in ``failures`` with its tenant; the
@@ -534,24 +675,57 @@ def export_files_orphaned_remove(
     copy after it stayed on disk: what stop 57 fixed in ``exports_expire``).
     """
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS or ORPHAN_EXPORT_HOURS
+    batch = batch or EXPORT_FILES_BATCH
     # This host's clock, not the database's: the cut-off is compared with the files' mtimes,
     # which this host's disk wrote.
     cutoff = ((now or timezone.now()) - timedelta(hours=hours)).timestamp()
-    removed = 0
-    for tenant_folder in _uuid_folders(export_dir()):
+    until = None if seconds is None else time.monotonic() + seconds
+    removed, looked_up = 0, 0
+    folders = _uuid_folders(export_dir())
+    random.shuffle(folders)
+    for position, tenant_folder in enumerate(folders):
+        if position and until is not None and time.monotonic() >= until:
+            return _export_files_left(removed, seconds, len(folders) - position, left)
         old = _old_export_files(tenant_folder, cutoff, failures)
         for start in range(0, len(old), batch):
-            chunk = old[start : start + batch]
-            named = set(
-                Export.objects.filter(
-                    tenant_id=tenant_folder.name, path__in=[relative for relative, _ in chunk]
-                ).values_list("path", flat=True)
+            if looked_up and until is not None and time.monotonic() >= until:
+                return _export_files_left(removed, seconds, len(folders) - position, left)
+            removed += _export_files_remove_batch(
+                tenant_folder, old[start : start + batch], failures
             )
-            for relative, path in chunk:
-                if relative not in named:
-                    with _export_file_isolated(tenant_folder.name, failures):
-                        path.unlink(missing_ok=True)
-                        removed += 1
+            looked_up += 1
+    return removed
+
+
+def _export_files_left(removed: int, seconds, folders: int, left: list | None) -> int:
+    """Log that the orphaned files' share ended with ``folders`` tenants' folders left (one
+    of them maybe in part); name the step in ``left``; return ``removed``."""
+    logger.info(
+        "retention export_files: %d removed in its %.1f s share; %d tenant folder(s) not "
+        "looked through are left to the next run",
+        removed,
+        seconds,
+        folders,
+    )
+    if left is not None:
+        left.append("export_files")
+    return removed
+
+
+def _export_files_remove_batch(tenant_folder: Path, chunk: list, failures: list | None) -> int:
+    """Remove the files of ``chunk`` (``(path below the export folder, path)``, of one tenant's
+    folder) that no export row of the tenant names, in one lookup; return how many."""
+    named = set(
+        Export.objects.filter(
+            tenant_id=tenant_folder.name, path__in=[relative for relative, _ in chunk]
+        ).values_list("path", flat=True)
+    )
+    removed = 0
+    for relative, path in chunk:
+        if relative not in named:
+            with _export_file_isolated(tenant_folder.name, failures):
+                path.unlink(missing_ok=True)
+                removed += 1
     return removed
 
 
@@ -626,14 +800,22 @@ def _trace_cutoffs(now, step: str, failures: list | None) -> list:
 
 def retention_apply(*, now=None) -> dict:
     """Expire, mend the conflicts left citing a superseded row (``conflicts_heal_stale``),
-    expire old traces, idempotency records and exports, then delete memories by retention;
-    return the counts, and under ``tenant_failures`` the tenants whose part of a step failed
-    (each logged with its id; the other tenants went on).
+    expire old exports and the files of none, traces, idempotency records and refused
+    requests, then delete memories by retention; return the counts, under ``steps_left`` the
+    later steps whose share of the run's time ended with more due, and under
+    ``tenant_failures`` the tenants whose part of a step failed (each logged with its id; the
+    other tenants went on).
 
-    The expiries, every tenant's in a few bounded statements, come before the tenants' turns:
-    after them, a tenant whose one batch outlasts the task's soft limit (rolled back, so the
-    same batch at every run) ended every run before them, and no tenant's traces, denials,
-    idempotency records or exports expired (stop 64's review)."""
+    The run's time is ``SWEEP_SECONDS`` (150 s of the task's 240 s soft limit). The memories'
+    expiry, which keeps no model from content past its end, may take it all; each later step
+    then takes its first round, and more while its share (``EXPORTS_SECONDS`` and the others)
+    and the run's time allow; the memories' rules the rest. So a run ends within its time and
+    a batch of each step, whatever the backlog, and what is left goes at the next run.
+
+    The expiries come before the tenants' turns: after them, a tenant whose one batch
+    outlasts the task's soft limit (rolled back, so the same batch at every run) ended every
+    run before them, and no tenant's traces, denials, idempotency records or exports expired
+    (stop 64's review)."""
     files_now = now  # None: the orphaned files' step reads this host's clock, as their mtimes
     now = now or database_now()
     failures: list[dict] = []
@@ -646,13 +828,27 @@ def retention_apply(*, now=None) -> dict:
             break
     healed = conflicts_heal_stale()
     settled = conflicts_settle(now=now)
-    traces = traces_expire(
-        now=now, failures=failures, seconds=min(TRACES_SECONDS, deadline - time.monotonic())
+
+    def share(seconds: float) -> float:
+        """A later step's share, within what is left of the run's time."""
+        return max(0.0, min(seconds, deadline - time.monotonic()))
+
+    steps_left: list[str] = []
+    exports = exports_expire(
+        now=now, failures=failures, seconds=share(EXPORTS_SECONDS), left=steps_left
     )
-    denials = access_denials_expire(now=now, failures=failures)
-    idempotency_records = idempotency_records_expire(now=now)
-    exports = exports_expire(now=now, failures=failures)
-    orphans = export_files_orphaned_remove(now=files_now, failures=failures)
+    orphans = export_files_orphaned_remove(
+        now=files_now, failures=failures, seconds=share(EXPORT_FILES_SECONDS), left=steps_left
+    )
+    traces = traces_expire(
+        now=now, failures=failures, seconds=share(TRACES_SECONDS), left=steps_left
+    )
+    idempotency_records = idempotency_records_expire(
+        now=now, seconds=share(IDEMPOTENCY_SECONDS), left=steps_left
+    )
+    denials = access_denials_expire(
+        now=now, failures=failures, seconds=share(ACCESS_DENIALS_SECONDS), left=steps_left
+    )
     left: list = []
     operations = retention_delete(
         now=now, limit=SWEEP_BATCH, failures=failures, deadline=deadline, left=left
@@ -670,6 +866,8 @@ def retention_apply(*, now=None) -> dict:
         "idempotency_records_deleted": idempotency_records,
         "exports_deleted": exports,
         "export_files_orphaned_deleted": orphans,
+        # The later steps whose share of this run's time ended with more due: the next goes on.
+        "steps_left": steps_left,
         # A tenant whose part failed (logged with its id): the others went on.
         "tenant_failures": failures,
     }

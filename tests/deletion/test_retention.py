@@ -111,6 +111,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "idempotency_records_deleted": 0,
         "exports_deleted": 0,
         "export_files_orphaned_deleted": 0,
+        "steps_left": [],
         "tenant_failures": [],
     }
 
