@@ -498,14 +498,19 @@ _IDENTITY_CHECKS_PASSED = (
 _FIELD_START = r"(?:^|[;,{\n]\s*)\"?"
 _KEY_END = r"\"?\s*" + FIELD_SEP
 # A customer named by a key of their record: "customer", "client_id", "account_number".
+# Not a member's number, which is the user's own card at an airline, a hotel or a gym
+# ({"program": "Flying Blue", "member_id": "123456", "status": "Gold"}: refused by stop
+# 69's admission fixes, stored until then and again since their review).
 _CUSTOMER_KEY = (
-    r"(?:customers?|clients?|subscribers?|(?:customer|client|account|subscriber|member)"
+    r"(?:customers?|clients?|subscribers?|(?:customer|client|account|subscriber)"
     r"[\s_-]?(?:id|no|number|name|ref|reference|code))"
 )
-# A tier under a key of its own: "tier", "plan", "loyalty_tier", "membership level".
+# A tier under a key of its own: "tier", "plan", "loyalty_tier", "membership level". Not a
+# package, which is what the user sells their own clients ({"client": "Acme", "package":
+# "Premium"}, refused and stored again alike).
 _TIER_KEY = (
     r"(?:(?:customer|loyalty|membership|account|subscription|service|support|pricing|billing|"
-    r"current)[\s_-]?)?(?:tier|plan|level|status|rank|membership|segment|package|edition)"
+    r"current)[\s_-]?)?(?:tier|plan|level|status|rank|membership|segment|edition)"
 )
 # The fields between two of one record, at most five, each read once (possessive, and no
 # separator inside a field): a gap of any characters tried both keys at each of them.
