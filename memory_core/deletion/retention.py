@@ -430,19 +430,27 @@ def _in_rounds(step: str, due: list, take, seconds: float | None, left: list | N
 
     ``take(item)`` takes one batch in a transaction of its own and returns ``(rows, full)``,
     ``full`` when more may be due. A round takes one batch of every item; while ``seconds``
-    allow (None: no bound), another takes one of each item whose last batch was full. Past the
-    first round the time is read before each batch: read after a round, a round begun just
-    before ``seconds`` ran whole, a batch of every busy tenant's past them (stop 68's review).
+    allow (None: no bound), another takes one of each item whose last batch was full. The
+    first batch is taken whatever the time, so that every step moves at every run; before
+    each other the time is read: read after a round, a round begun just before ``seconds``
+    ran whole, a batch of every busy tenant's past them (stop 68's review). Until stop 69's
+    review the whole first round was taken whatever the time: ~0.7 ms a tenant with nothing
+    due, up to 0.3 s with a full batch, so after an outage 1,000 busy tenants' first round of
+    traces alone outlasted the task's 240 s soft limit, and the memories' rules after it
+    never ran. The items are taken in a random order, so that a round cut short does not
+    leave the same tenants at every run.
 
     A share that ends with batches still due is logged and names ``step`` in ``left``: the
     next run goes on with them (nothing is lost, as every batch takes the oldest first).
     """
     until = None if seconds is None else time.monotonic() + seconds
-    taken, first_round = 0, True
+    due = list(due)
+    random.shuffle(due)
+    taken, first = 0, True
     while due:
         full = []
         for position, item in enumerate(due):
-            if not first_round and until is not None and time.monotonic() >= until:
+            if not first and until is not None and time.monotonic() >= until:
                 logger.info(
                     "retention %s: %d deleted in its %.1f s share; more may be due (%d "
                     "tenant(s), or the step's own rows) and is left to the next run",
@@ -455,10 +463,10 @@ def _in_rounds(step: str, due: list, take, seconds: float | None, left: list | N
                     left.append(step)
                 return taken
             rows, more = take(item)
-            taken += rows
+            taken, first = taken + rows, False
             if more:
                 full.append(item)
-        due, first_round = full, False
+        due = full
     return taken
 
 
@@ -474,10 +482,11 @@ def traces_expire(
 
     In rounds, oldest first (``_in_rounds``): a round takes one batch of at most ``limit``
     (``TRACES_BATCH``) of every tenant's, each in its own transaction, so no statement holds a
-    long lock; while ``seconds`` allow, another round takes one of each tenant whose last batch
-    was full. One batch a run (every 5 minutes) kept up with 33 retrievals a second of a
-    tenant: a busier one's traces past ``trace_days`` were kept for good, more at every sweep
-    (stop 68's audit of traces).
+    long lock, the tenants in a random order; past the first batch only while ``seconds``
+    allow, and then another round takes one of each tenant whose last batch was full. One
+    batch a run (every 5 minutes) kept up with 33 retrievals a second of a tenant: a busier
+    one's traces past ``trace_days`` were kept for good, more at every sweep (stop 68's audit
+    of traces).
 
     Traces another transaction holds are skipped, never waited for: a deletion run's traces
     step deletes in the table's order and this statement in its plan's, so each held one the
@@ -519,8 +528,9 @@ def access_denials_expire(
     (the health page's cross-scope denials); return the count.
 
     In rounds, as traces (``_in_rounds``): a batch of at most ``limit``
-    (``ACCESS_DENIALS_BATCH``) of every tenant's, the oldest first, then, while ``seconds``
-    allow, one more of each tenant whose last was full. Until stop 69 a tenant's were deleted
+    (``ACCESS_DENIALS_BATCH``) of every tenant's, the oldest first, the tenants in a random
+    order, past the first batch while ``seconds`` allow, then one more of each tenant whose
+    last was full. Until stop 69 a tenant's were deleted
     in one statement, however many, with no regard to the run's time."""
     limit = limit or ACCESS_DENIALS_BATCH
 
@@ -665,8 +675,10 @@ def export_files_orphaned_remove(
     The first tenant's folder and its first lookup whatever the time; past them the time is
     read before each folder and each lookup, and once ``seconds`` have passed (None: no
     bound) the rest is left to the next run (logged, and the step named in ``left``). The
-    tenants' folders are visited in a random order, so that a run cut short does not leave
-    the same ones at every run. Until stop 69 every file of every folder was looked at,
+    tenants' folders, and the files of each, are visited in a random order, so that a run cut
+    short does not leave the same ones at every run (until stop 69's review a folder's files
+    in the disk's order: one of more kept exports than a share looks through kept the files
+    of none after them for good). Until stop 69 every file of every folder was looked at,
     whatever the time.
 
     A file the worker cannot remove, or a folder it cannot read (another user's, a folder it
@@ -687,6 +699,11 @@ def export_files_orphaned_remove(
         if position and until is not None and time.monotonic() >= until:
             return _export_files_left(removed, seconds, len(folders) - position, left)
         old = _old_export_files(tenant_folder, cutoff, failures)
+        # In a random order too: a share that ends inside a folder would otherwise look up
+        # the same first files (the disk's order) at every run, and a folder of more kept
+        # exports than a share looks through (every one with ``0``) keep the files of none
+        # after them for good (stop 69's review).
+        random.shuffle(old)
         for start in range(0, len(old), batch):
             if looked_up and until is not None and time.monotonic() >= until:
                 return _export_files_left(removed, seconds, len(folders) - position, left)
@@ -808,7 +825,7 @@ def retention_apply(*, now=None) -> dict:
 
     The run's time is ``SWEEP_SECONDS`` (150 s of the task's 240 s soft limit). The memories'
     expiry, which keeps no model from content past its end, may take it all; each later step
-    then takes its first round, and more while its share (``EXPORTS_SECONDS`` and the others)
+    then takes its first batch, and more while its share (``EXPORTS_SECONDS`` and the others)
     and the run's time allow; the memories' rules the rest. So a run ends within its time and
     a batch of each step, whatever the backlog, and what is left goes at the next run.
 

@@ -45,7 +45,9 @@ def test_a_tenants_backlog_takes_at_most_the_sweeps_share_of_time(
     monkeypatch, tenant, other_tenant
 ):
     """Past ``TRACES_SECONDS`` no further batch is taken: the tenants' retention turns after
-    it keep the run's time, and the next sweep goes on with the backlog."""
+    it keep the run's time, and the next sweep goes on with the backlog. The first batch alone
+    is taken whatever the time, a random tenant's (until stop 69's review one of each tenant's:
+    with thousands of busy tenants, past the task's soft limit)."""
     from memory_core.deletion import retention
 
     monkeypatch.setattr(retention, "TRACES_BATCH", 3)
@@ -53,8 +55,11 @@ def test_a_tenants_backlog_takes_at_most_the_sweeps_share_of_time(
     _traces(tenant, 7, timedelta(days=31))
     _traces(other_tenant, 2, timedelta(days=31))
 
-    assert retention_apply()["traces_deleted"] == 3 + 2  # one batch each
-    assert RetrievalTrace.objects.filter(tenant=tenant).count() == 4
+    result = retention_apply()
+
+    kept = [RetrievalTrace.objects.filter(tenant=each).count() for each in (tenant, other_tenant)]
+    assert (result["traces_deleted"], kept) in [(3, [4, 2]), (2, [7, 0])]  # one tenant's batch
+    assert "traces" in result["steps_left"]
 
 
 def test_no_batch_past_the_first_round_starts_after_the_sweeps_share_of_time(
