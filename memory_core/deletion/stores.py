@@ -889,8 +889,13 @@ UPDATE memory_core_retrievaltrace AS t SET
     -- which the agent still reads, they told the deleted memory's length to a token, the
     -- figure ``traces._as_the_agent_sees_it`` nulls for a memory it lost sight of (stop 62's
     -- audit of traces). Nulled in the statement that removes the id, so no trace that stops
-    -- citing the memory keeps the figure that counted it.
-    stages = memory_core_trace_without(t.stages, %(gone)s::text[]) || jsonb_build_object(
+    -- citing the memory keeps the figure that counted it. So are the selected items' scores
+    -- and redundancy penalties (``memory_core_trace_unscored``, migration 0056), measured
+    -- against the items ranked above, the deleted memory perhaps among them: the API stopped
+    -- answering them (``traces._unscored``, stop 68), the stored row, which the Django admin
+    -- shows, kept them until stop 69's review.
+    stages = memory_core_trace_unscored(memory_core_trace_without(t.stages, %(gone)s::text[]))
+        || jsonb_build_object(
         'deleted_since', COALESCE((t.stages->>'deleted_since')::int, 0)
                          + cardinality(ARRAY(SELECT unnest(t.cited_ids)
                                              INTERSECT SELECT unnest(%(ids)s::uuid[]))))

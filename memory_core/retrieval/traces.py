@@ -114,7 +114,8 @@ def _unscored(item: dict) -> dict:
     may be that memory's: with the item's own components it told that memory's cosine to the
     item (and a penalty of 0, that none of its type above it came close), which nothing else
     of the trace tells (stop 68's audit of traces). The trace does not say whose penalty it
-    was, so every item's goes; the item's own components stay. The stored row keeps them."""
+    was, so every item's goes; the item's own components stay. The stored row keeps them until
+    a memory of it is deleted: the deletion's scrub nulls them there too (migration 0056)."""
     unscored = {**item, "score": None}
     if isinstance(item.get("components"), dict):
         unscored["components"] = {**item["components"], "redundancy_penalty": None}
