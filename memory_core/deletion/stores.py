@@ -26,7 +26,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connections, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memory_core import retrieval_cache
@@ -2311,10 +2311,15 @@ class IdentitiesStore(Store):
     agents are deactivated and their keys revoked (the request revoked them already). The
     Django admin's history of those subjects, logins and their users names each object by its
     id instead of its text (a subject's was ``tenant:external id``, a login's its username):
-    it kept them after the rows were cleared. The lines the tenant's logins' access taken away
-    owe (``LoginAccessLine``, by their line's tenant) are dropped, appended first if not yet:
-    they name each login by its username's digest, and until stop 64's review by the
-    username itself, for the backups' 36 days after the tenant was gone.
+    it kept them after the rows were cleared. Their change message is cleared too: the admin's
+    JSON names a related row by its text (a membership added inline, by the username). A
+    login's entries are found by its row, which the purge deletes: the purge records their ids
+    (its ``purged`` evidence, ``ADMIN_LOG_ENTRIES``), the verification checks those and a
+    later purge names them again (until stop 69 it checked the subjects' entries only, and a
+    username put back into a login's entry passed). The lines the tenant's logins' access
+    taken away owe (``LoginAccessLine``, by their line's tenant) are dropped, appended first
+    if not yet: they name each login by its username's digest, and until stop 64's review by
+    the username itself, for the backups' 36 days after the tenant was gone.
     """
 
     name = "identities"
@@ -2323,9 +2328,13 @@ class IdentitiesStore(Store):
         "their row id (and the user ids' digests a replay recorded on operations cleared), "
         "the tenant's portal logins removed (and the journal lines their access taken away "
         "owed dropped), its agents deactivated and keys revoked, and the admin's history of "
-        "its subjects and logins named by id"
+        "its subjects and logins named by id, its change messages cleared"
     )
     targets = frozenset({DeletionOperation.Target.TENANT})
+    # The key of the purge's evidence that lists the admin history entries about the logins,
+    # memberships and users it removed (LogEntry ids: the rows that said whose they were are
+    # gone), for the verification and the next purge.
+    ADMIN_LOG_ENTRIES = "admin_log_entries_of_logins"
 
     _STATS_SQL = """
         SELECT
@@ -2343,7 +2352,10 @@ class IdentitiesStore(Store):
           (SELECT count(*) FROM django_admin_log l JOIN django_content_type t
              ON t.id = l.content_type_id AND t.app_label = 'memory_core' AND t.model = 'subject'
             JOIN memory_core_subject s ON s.id::text = l.object_id
-            WHERE s.tenant_id = %(tenant)s AND l.object_repr <> l.object_id)
+            WHERE s.tenant_id = %(tenant)s
+              AND (l.object_repr <> l.object_id OR l.change_message <> '')),
+          (SELECT count(*) FROM django_admin_log l WHERE l.id = ANY(%(entries)s::integer[])
+            AND (l.object_repr <> coalesce(l.object_id, '') OR l.change_message <> ''))
     """
     # A subject whose external id is another subject's row id (an agent wrote for the user
     # "<that subject's UUID>") holds the value the other one gets. PostgreSQL checks the
@@ -2360,8 +2372,14 @@ class IdentitiesStore(Store):
 
     def _stats(self, ctx) -> dict:
         with connections["default"].cursor() as cursor:
-            cursor.execute(self._STATS_SQL, {"tenant": str(ctx.operation.tenant_id)})
-            subjects, digests, logins, lines, agents, keys, logged = cursor.fetchone()
+            cursor.execute(
+                self._STATS_SQL,
+                {
+                    "tenant": str(ctx.operation.tenant_id),
+                    "entries": _int_array(self._recorded_entries(ctx)),
+                },
+            )
+            subjects, digests, logins, lines, agents, keys, logged, of_logins = cursor.fetchone()
         return {
             "subjects_with_identity": subjects,
             "operations_naming_user_ids": digests,
@@ -2370,7 +2388,12 @@ class IdentitiesStore(Store):
             "active_agents": agents,
             "unrevoked_keys": keys,
             "admin_log_naming_subjects": logged,
+            "admin_log_naming_logins": of_logins,
         }
+
+    def _recorded_entries(self, ctx) -> list[int]:
+        """Return the admin history entries about logins the step's last purge recorded."""
+        return [int(pk) for pk in ctx.last_purge(self.name).get(self.ADMIN_LOG_ENTRIES) or []]
 
     def purge(self, ctx):
         from django.contrib.auth import get_user_model
@@ -2422,13 +2445,15 @@ class IdentitiesStore(Store):
             )
         get_user_model().objects.filter(pk__in=deciders).update(is_active=False)
         removed = removed.exclude(pk__in=deciders)
-        # Before the rows go: afterwards nothing says which history was the tenant's.
+        # Before the rows go: afterwards nothing says which history was the tenant's. The
+        # entries about logins are recorded (with those an earlier purge did, whose rows are
+        # gone), for the verification and the next purge; a subject's row stays and says.
+        of_logins = sorted(
+            set(_admin_log_ids({PortalMembership: logins, get_user_model(): removed}))
+            | set(self._recorded_entries(ctx))
+        )
         logged = _admin_log_by_id(
-            {
-                Subject: Subject.objects.filter(tenant_id=tenant_id),
-                PortalMembership: logins,
-                get_user_model(): removed,
-            }
+            {Subject: Subject.objects.filter(tenant_id=tenant_id)}, entries=of_logins
         )
         users, _ = removed.delete()
         memberships, _ = logins.delete()
@@ -2440,33 +2465,40 @@ class IdentitiesStore(Store):
         keys = ApiKey.objects.filter(agent__tenant_id=tenant_id, revoked_at=None).update(
             revoked_at=now
         )
-        return {
+        purged = {
             "subjects_cleared": subjects,
             "operation_user_ids_cleared": digests,
             "admin_log_entries_named_by_id": logged,
+            self.ADMIN_LOG_ENTRIES: of_logins,
             "portal_users_removed": users,
             "memberships_removed": memberships,
             "login_access_lines_dropped": lines,
             "agents_deactivated": agents,
             "keys_revoked": keys,
         }
+        ctx.purge_done(self.name, purged)
+        return purged
 
     def verify(self, ctx):
         stats = self._stats(ctx)
         return not any(stats.values()), stats
 
 
-def _admin_log_by_id(rows_of: dict) -> int:
-    """Name by its id each Django admin history entry about the rows of ``rows_of`` (model:
-    queryset); return how many entries changed.
+# What an admin history entry's change message is once cleared: none (the admin shows none;
+# "[]" it would show as "No fields changed.", untrue of an addition).
+CLEARED_CHANGE_MESSAGE = ""
+
+
+def _admin_log_about(rows_of: dict) -> Q:
+    """Return the test for the Django admin history entries about the rows of ``rows_of``
+    (model: queryset).
 
     The rows are named by a subquery, whatever their number: a list of their ids bound one
     parameter each, and a tenant of more than 65,535 subjects could never be deleted ("number
     of parameters must be between 0 and 65535", the phase rolled back at every retry).
     """
-    from django.contrib.admin.models import LogEntry
     from django.contrib.contenttypes.models import ContentType
-    from django.db.models import F, Q, TextField
+    from django.db.models import TextField
     from django.db.models.functions import Cast
 
     about = Q(pk__in=[])  # nothing until a model is added (an empty Q() would match all)
@@ -2474,10 +2506,47 @@ def _admin_log_by_id(rows_of: dict) -> int:
         # The history names an object by its primary key as text (LogEntry.object_id).
         ids = rows.annotate(logged_as=Cast("pk", output_field=TextField())).values("logged_as")
         about |= Q(content_type=ContentType.objects.get_for_model(model), object_id__in=ids)
+    return about
+
+
+def _admin_log_ids(rows_of: dict) -> list[int]:
+    """Return the ids of the Django admin history entries about the rows of ``rows_of``."""
+    from django.contrib.admin.models import LogEntry
+
+    return list(LogEntry.objects.filter(_admin_log_about(rows_of)).values_list("pk", flat=True))
+
+
+def _int_array(values) -> str:
+    """Return integers as one PostgreSQL array literal (``%s::integer[]``): one parameter."""
+    return "{" + ",".join(str(int(value)) for value in values) + "}"
+
+
+def _admin_log_by_id(rows_of: dict, *, entries=()) -> int:
+    """Name by its id each Django admin history entry about the rows of ``rows_of`` (model:
+    queryset), and those of ``entries`` (LogEntry ids), and clear its change message; return
+    how many entries changed.
+
+    The message is the admin's JSON of what changed, whose ``object`` is a related row's text
+    (a membership added inline names the login's username); a message of another shape is
+    free text. The field names it also holds go with it.
+    """
+    from django.contrib.admin.models import LogEntry
+    from django.db.models import Value
+    from django.db.models.expressions import RawSQL
+    from django.db.models.functions import Coalesce
+
+    about = _admin_log_about(rows_of)
+    if entries:
+        # One array parameter, whatever their number (a subquery cannot name deleted rows).
+        about |= Q(pk__in=RawSQL("SELECT unnest(%s::integer[])", [_int_array(entries)]))
+    # An entry's object id may be NULL (the column allows it; a recorded entry edited by
+    # hand): its text then goes to '' rather than failing the NOT NULL column.
+    by_id = Coalesce("object_id", Value(""))
     return (
         LogEntry.objects.filter(about)
-        .exclude(object_repr=F("object_id"))
-        .update(object_repr=F("object_id"))
+        .annotate(by_id=by_id)
+        .filter(~Q(object_repr=F("by_id")) | ~Q(change_message=CLEARED_CHANGE_MESSAGE))
+        .update(object_repr=by_id, change_message=CLEARED_CHANGE_MESSAGE)
     )
 
 
