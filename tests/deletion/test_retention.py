@@ -112,6 +112,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "exports_deleted": 0,
         "export_files_orphaned_deleted": 0,
         "steps_left": [],
+        "steps_failed": [],
         "tenant_failures": [],
     }
 
@@ -446,7 +447,9 @@ def test_one_export_whose_file_cannot_be_removed_stops_no_other_export_nor_the_s
         assert not Export.objects.filter(pk=theirs.pk).exists()
         assert not export_path(theirs).exists()
         assert result["exports_deleted"] == 1
-        assert {"step": "exports", "tenant_id": str(owner.tenant_id)} in result["tenant_failures"]
+        assert {"step": "exports", "tenant_id": str(owner.tenant_id), "count": 1} in result[
+            "tenant_failures"
+        ]
         assert Export.objects.filter(pk=stuck.pk).exists()  # left for the next sweep
     finally:
         (path / "kept").unlink()
@@ -490,7 +493,7 @@ def test_an_orphan_export_file_that_cannot_be_removed_does_not_stop_the_others(
     assert export_files_orphaned_remove(failures=failures) == 1
     assert not files["removable"].exists() and files["stuck"].exists()
     stuck_tenant = files["stuck"].parent.parent.name
-    assert failures == [{"step": "export_files", "tenant_id": stuck_tenant}]
+    assert failures == [{"step": "export_files", "tenant_id": stuck_tenant, "count": 1}]
 
 
 def test_an_export_folder_that_cannot_be_read_does_not_stop_the_others(
@@ -522,7 +525,7 @@ def test_an_export_folder_that_cannot_be_read_does_not_stop_the_others(
     failures = []
     assert export_files_orphaned_remove(failures=failures) == 1
     assert not removable.exists()
-    assert failures == [{"step": "export_files", "tenant_id": unreadable.parent.name}]
+    assert failures == [{"step": "export_files", "tenant_id": unreadable.parent.name, "count": 1}]
 
 
 def test_the_sweep_settles_the_conflicts_left_with_fewer_than_two_active_candidates(owner):
@@ -612,9 +615,9 @@ def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
 
     tenant = str(owner.tenant_id)
     assert result["tenant_failures"] == [
-        {"step": "traces", "tenant_id": tenant},
-        {"step": "access_denials", "tenant_id": tenant},
-        {"step": "delete", "tenant_id": tenant},
+        {"step": "traces", "tenant_id": tenant, "count": 1},
+        {"step": "access_denials", "tenant_id": tenant, "count": 1},
+        {"step": "delete", "tenant_id": tenant, "count": 1},
     ]
     assert f"retention delete: tenant {tenant} failed" in caplog.text
     assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old.id}
@@ -907,7 +910,7 @@ def test_a_tenants_database_error_inside_a_transaction_stops_no_other_tenant(
 
     (failing,) = failed
     (going_on,) = set(old) - {failing}
-    assert result["tenant_failures"] == [{"step": "delete", "tenant_id": str(failing)}]
+    assert result["tenant_failures"] == [{"step": "delete", "tenant_id": str(failing), "count": 1}]
     assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old[going_on].id}
     assert Memory.objects.get(pk=old[failing].id).status == "active"  # its part was undone
     assert result["deletion_operations"] == 1 and result["memories_deleted"] == 1

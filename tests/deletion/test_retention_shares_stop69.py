@@ -295,6 +295,8 @@ def test_an_export_whose_file_cannot_be_removed_is_tried_once_a_run(tenant, monk
     result = retention_apply()
 
     assert result["exports_deleted"] == 2
-    assert result["tenant_failures"] == [{"step": "exports", "tenant_id": str(tenant.id)}]
+    assert result["tenant_failures"] == [
+        {"step": "exports", "tenant_id": str(tenant.id), "count": 1}
+    ]
     assert list(exports.values_list("path", flat=True)) == [str(stuck.relative_to(export_dir()))]
     assert result["steps_left"] == []
