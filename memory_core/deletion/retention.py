@@ -64,12 +64,13 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, InterfaceError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from memory_core.clock import ClockTimestamp, database_now
 from memory_core.deletion.services import _operation_create, with_predecessors
+from memory_core.exceptions import is_read_only_database
 from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
     AccessDenial,
@@ -219,8 +220,9 @@ def _failure_count(failures: list | None, step: str, tenant_id) -> None:
 def _contained(on_failure, *, keep_at_soft_limit: bool = False):
     """Run a part in a savepoint when inside a caller's transaction (a database error there
     aborts the transaction, and every later statement would fail too); on a failure other
-    than the task's soft time limit call ``on_failure()``: it logs, counts and returns, or
-    raises. The part's ``rolled_back`` says whether its savepoint undid what it wrote.
+    than the task's soft time limit or the database's as a whole (``_database_unavailable``,
+    raised) call ``on_failure()``: it logs, counts and returns, or raises. The part's
+    ``rolled_back`` says whether its savepoint undid what it wrote.
 
     The soft time limit is raised; with ``keep_at_soft_limit`` past the savepoint, which
     keeps what the part wrote, as the beat task's autocommit does (a whole step's part: its
@@ -238,11 +240,28 @@ def _contained(on_failure, *, keep_at_soft_limit: bool = False):
                 soft_limit = exc
     except SoftTimeLimitExceeded:
         raise
-    except Exception:
+    except Exception as exc:
+        if _database_unavailable(exc):
+            raise
         on_failure()
         part.rolled_back, part.failed = connection.in_atomic_block, True
     if soft_limit is not None:
         raise soft_limit
+
+
+def _database_unavailable(exc: Exception) -> bool:
+    """Whether ``exc`` is the database's as a whole, not a part's: a connection lost (a
+    restart, a failover) or a database that takes no writes (SQLSTATE 25006, a standby).
+    Every later step and tenant would fail alike: it ends the run, and the task retries it
+    with backoff (``tasks.TRANSIENT``, ``read_only_is_transient``). Contained as a step's
+    failure (b27a9eae), it made the sweep log a failure of every later step and end as a
+    success, unretried (stop 69's review of retention's contained steps)."""
+    if is_read_only_database(exc) or isinstance(exc, InterfaceError):
+        return True
+    if not isinstance(exc, DatabaseError):
+        return False
+    raw = connection.connection
+    return raw is None or bool(getattr(raw, "closed", False))
 
 
 def _tenant_isolated(step: str | tuple, tenant_id, failures: list | None):
