@@ -523,6 +523,19 @@ _TIER_HELD = (
     + PLAN_NAMES
     + r"(?:[\s_-](?:tier|plan|member|membership|level|status|edition))?\"?\s*(?=[;,}\n]|$)"
 )
+# ... and as key=value text writes a record, its fields apart by spaces or "&"
+# ("customer=C-1 tier=Platinum", "customer_id=C-1&plan=enterprise"): a key at its token's
+# start, a value quoted or up to the next space, read once (possessive).
+_KV_START = r"(?<![\w.\-=])"
+_KV_VALUE = r"\s*=\s*(?:\"[^\"\n]{0,80}+\"|[^\s\"=;,&|]{1,80}+)"
+_KV_SEP = r"(?:\s+|\s*[&|;,]\s*)"
+_KV_FIELDS_BETWEEN = r"(?:" + _KV_SEP + r"[\w.\-]{1,40}+" + _KV_VALUE + r"){0,5}?" + _KV_SEP
+_KV_TIER_HELD = (
+    _TIER_KEY
+    + r"\s*=\s*\"?(?:the\s+)?"
+    + PLAN_NAMES
+    + r"(?:[_-](?:tier|plan|member|membership|level|status|edition))?\"?(?=[\s&|;,)\]}]|$)"
+)
 # This system's customer as the subject of a clause: "Customer paid ...", "The client has
 # ...", "this customer's ..."; not the user's own ("My client paid ...").
 _A_CUSTOMER_AS_SUBJECT = (
@@ -1338,6 +1351,25 @@ CLASS_RULES: list[Rule] = [
             r"(?:[;,}]\s*[^;,{}\n]{0,80}+){0,5}?[;,{]\s*\"?",
             _CUSTOMER_KEY,
             _KEY_END,
+        ),
+    ),
+    # ... or written key=value, its fields apart by spaces: "customer=C-1 tier=Platinum"
+    # (stored until stop 69's second round). "The customer=C-1 export format is CSV" holds
+    # no tier, "airline=KLM tier=Gold" no customer.
+    Rule(
+        "class.business_state",
+        rx(
+            _KV_START,
+            _CUSTOMER_KEY,
+            _KV_VALUE,
+            _KV_FIELDS_BETWEEN,
+            _KV_TIER_HELD,
+            r"|",
+            _KV_START,
+            _KV_TIER_HELD,
+            _KV_FIELDS_BETWEEN,
+            _CUSTOMER_KEY,
+            r"\s*=",
         ),
     ),
     # A balance held by the account: "The account holds $5,400." (stored until stop 68's

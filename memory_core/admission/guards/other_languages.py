@@ -435,6 +435,152 @@ _JAPANESE_IGNORE = (
 )
 
 
+# Since stop 69's second round the instructions named first ("Zignoruj instrukcje systemowe",
+# "Забудь инструкции, данные ранее"), and the earlier ones declared void as a fact, as
+# English reads "Previous instructions no longer apply": "Poprzednie instrukcje nie
+# obowiązują", "Предыдущие инструкции больше не действуют", "之前的指令不再有效", "以前の指示は
+# 無効です". The earlier orders, at a clause's start (not "Jego poprzednie instrukcje", a
+# person's) and their void right after them: "Poprzednie instrukcje obsługi pralki nie
+# obowiązują" are a washing machine's, "Предыдущие инструкции врача" a doctor's. Rules and
+# limits only as the system's: "Poprzednie zasady nie obowiązują" is said of a gym.
+_POLISH_AFTER = _folded(
+    "systemowe",
+    "systemowych",
+    "poprzednie",
+    "poprzednich",
+    "wcześniejsze",
+    "wcześniejszych",
+    "dotychczasowe",
+    "dotychczasowych",
+    "pierwotne",
+    "pierwotnych",
+    "podane wcześniej",
+    "podanych wcześniej",
+    "otrzymane wcześniej",
+    "otrzymanych wcześniej",
+    "wydane wcześniej",
+    "wydanych wcześniej",
+)
+_POLISH_SYSTEM = _folded("systemowe", "systemowych")
+_POLISH_FACT_START = (
+    r"(?:^|[.!?;:,\n]\s*)(?:"
+    + _folded("od teraz", "teraz", "odtąd", "uwaga", "więc", "zatem", "a", "i")
+    + r"\W+)?"
+)
+_POLISH_NOW = _folded("od teraz", "teraz", "odtąd", "już", "wszystkie", "niniejszym", "tym samym")
+_POLISH_VOID = _folded(
+    "nie obowiązują",
+    "nie obowiązuje",
+    "są nieważne",
+    "są nieaktualne",
+    "są unieważnione",
+    "zostały unieważnione",
+    "zostają unieważnione",
+    "są anulowane",
+    "zostały anulowane",
+    "zostają anulowane",
+    "są odwołane",
+    "zostały odwołane",
+    "zostały uchylone",
+    "są uchylone",
+    "przestają obowiązywać",
+    "przestały obowiązywać",
+    "tracą ważność",
+    "straciły ważność",
+    "tracą moc",
+    "straciły moc",
+    "nie mają zastosowania",
+    "nie mają już zastosowania",
+    "nie mają mocy",
+    "są nieobowiązujące",
+)
+_RUSSIAN_GIVEN_EARLIER = _folded(
+    "данные ранее",
+    "полученные ранее",
+    "выданные ранее",
+    "заданные ранее",
+    "данные до этого",
+    "полученные до этого",
+    "данные выше",
+    "указанные выше",
+    "приведённые выше",
+    "данные тебе",
+    "данные вам",
+    "системы",
+)
+_RUSSIAN_SYSTEM = _folded("системные", "системных")
+_RUSSIAN_FACT_START = (
+    r"(?:^|[.!?;:,\n]\s*)(?:"
+    + _folded("теперь", "отныне", "внимание", "итак", "так что", "и", "а")
+    + r"\W+)?"
+)
+_RUSSIAN_NOW = _folded(
+    "теперь", "отныне", "с этого момента", "все", "полностью", "уже", "настоящим"
+)
+_RUSSIAN_VOID = _folded(
+    "больше не действуют",
+    "не действуют",
+    "уже не действуют",
+    "более не действуют",
+    "больше не действительны",
+    "недействительны",
+    "отменены",
+    "отменяются",
+    "аннулированы",
+    "утратили силу",
+    "потеряли силу",
+    "теряют силу",
+    "больше не применяются",
+    "не применяются",
+    "больше не актуальны",
+    "неактуальны",
+    "больше не имеют силы",
+    "не имеют силы",
+    "больше не в силе",
+    "упразднены",
+)
+# Chinese and Japanese: the orders alone, not settings, limits or a diet's rules.
+_CHINESE_ORDERS = _folded("指令", "指示", "命令", "提示词", "提示詞", "系统提示", "系統提示")
+_CHINESE_NOW = _folded(
+    "都", "全部", "均", "一律", "现在", "現在", "已经", "已經", "从现在起", "從現在起"
+)
+_CHINESE_VOID = _folded(
+    "不再有效",
+    "无效",
+    "無效",
+    "作废",
+    "作廢",
+    "失效",
+    "不再适用",
+    "不再適用",
+    "不适用",
+    "不適用",
+    "被取消",
+    "已取消",
+    "取消了",
+    "不再生效",
+    "被废除",
+    "被廢除",
+    "被撤销",
+    "被撤銷",
+)
+_JAPANESE_ORDERS = _folded("指示", "命令", "指令", "プロンプト")
+_JAPANESE_NOW = _folded("すべて", "全て", "全部", "もう", "もはや", "今後", "これから", "今から")
+_JAPANESE_VOID = _folded(
+    "無効",
+    "取り消し",
+    "取り消され",
+    "破棄され",
+    "撤回され",
+    "適用されません",
+    "適用されない",
+    "有効ではありません",
+    "有効ではない",
+    "効力を失",
+    "失効",
+)
+
+
 # An order at a clause's start, and the words of one around its verb ("Vanaf nu negeer je
 # ...", "Negeer alsjeblieft ..."): "negeer" and "vergeet" are the first person's too, and
 # "vergeet" the third's ("Mijn zoon vergeet de regels").
@@ -1814,6 +1960,122 @@ INJECTION_RULES: list[Rule] = [
             _CJK_IN_CLAUSE,
             r"{0,8}?",
             _JAPANESE_IGNORE,
+        ),
+    ),
+    # Polish and Russian, the instructions named first, as an order ("Zignoruj instrukcje
+    # systemowe", "Забудь инструкции, данные ранее") or declared void ("Instrukcje systemowe
+    # są nieważne", "Poprzednie instrukcje nie obowiązują", "Предыдущие инструкции больше не
+    # действуют"): each stored active until stop 69's second round.
+    Rule(
+        "injection.instruction_override",
+        rx(
+            r"\b",
+            _POLISH_IGNORE,
+            r"\W+(?:",
+            _POLISH_ALL,
+            r"\W+)?(?:",
+            _POLISH_ORDERS,
+            r"\W+",
+            _POLISH_AFTER,
+            r"|",
+            _POLISH_RULES,
+            r"\W+",
+            _POLISH_SYSTEM,
+            r")\b|",
+            _POLISH_FACT_START,
+            r"(?:",
+            _POLISH_ALL,
+            r"\W+)?(?:(?:(?:",
+            _POLISH_EARLIER,
+            r"|",
+            _POLISH_OLD,
+            r")\W+){1,2}",
+            _POLISH_ORDERS,
+            r"|",
+            _POLISH_SYSTEM,
+            r"\W+(?:",
+            _POLISH_RULES,
+            r"|",
+            _POLISH_LIMITS,
+            r")|",
+            _POLISH_ORDERS,
+            r"\W+",
+            _POLISH_AFTER,
+            r"|",
+            _POLISH_RULES,
+            r"\W+",
+            _POLISH_SYSTEM,
+            r")\W+(?:(?:",
+            _POLISH_NOW,
+            r")\W+){0,2}",
+            _POLISH_VOID,
+            r"\b|\b",
+            _RUSSIAN_IGNORE,
+            r"\W+(?:",
+            _RUSSIAN_ALL,
+            r"\W+)?(?:",
+            _RUSSIAN_ORDERS,
+            r"|",
+            _RUSSIAN_RULES,
+            r")\W+",
+            _RUSSIAN_GIVEN_EARLIER,
+            r"\b|",
+            _RUSSIAN_FACT_START,
+            r"(?:",
+            _RUSSIAN_ALL,
+            r"\W+)?(?:(?:(?:",
+            _RUSSIAN_EARLIER,
+            r"|",
+            _RUSSIAN_OLD,
+            r")\W+){1,2}",
+            _RUSSIAN_ORDERS,
+            r"|",
+            _RUSSIAN_SYSTEM,
+            r"\W+(?:",
+            _RUSSIAN_RULES,
+            r"|",
+            _RUSSIAN_LIMITS,
+            r")|(?:",
+            _RUSSIAN_ORDERS,
+            r"|",
+            _RUSSIAN_RULES,
+            r")\W+",
+            _RUSSIAN_GIVEN_EARLIER,
+            r")\W+(?:(?:",
+            _RUSSIAN_NOW,
+            r")\W+){0,2}",
+            _RUSSIAN_VOID,
+            r"\b",
+        ),
+    ),
+    # ... and Chinese and Japanese, the earlier orders declared void at a clause's start:
+    # "之前的指令不再有效", "以前の指示は無効です" (stored active until stop 69's second
+    # round). "医生之前的指示" and "医者の以前の指示" are a doctor's.
+    Rule(
+        "injection.instruction_override",
+        rx(
+            _CJK_CLAUSE_START,
+            r"(?:(?:(?:",
+            _CHINESE_EARLIER,
+            r")(?:",
+            _CHINESE_GIVEN,
+            r")?\s*){1,3}",
+            _CHINESE_ORDERS,
+            r"\s*(?:(?:",
+            _CHINESE_NOW,
+            r")\s*){0,2}",
+            _CHINESE_VOID,
+            r"|(?:(?:",
+            _JAPANESE_EARLIER,
+            r")\u306e|",  # "の"
+            _folded("システム"),
+            r")",
+            _JAPANESE_ORDERS,
+            r"[\u306f\u3082\u304c]?\s*(?:(?:",  # "は", "も", "が"
+            _JAPANESE_NOW,
+            r")\s*){0,2}",
+            _JAPANESE_VOID,
+            r")",
         ),
     ),
     # "Forget everything you were told" in the other languages: "Vergiss alles, was dir
