@@ -70,6 +70,9 @@ MIDDLEWARE = [
     # in flight with it dropped a new login's too (config/sessions.py).
     "config.sessions.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # An answer sets the CSRF cookie only when its request made or changed the token: a
+    # request in flight with the old one put it back over a new login's (config/csrf.py).
+    "config.csrf.CsrfCookieUnchangedMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
