@@ -131,6 +131,11 @@ def _verdict(step: DeletionStep, ok: bool, purged: dict, evidence: dict, error: 
     step.last_error = error
 
 
+def _kept(store: str, purged: dict) -> dict:
+    """Return what of a step's ``purged`` record a run that failed keeps (``Store.recorded``)."""
+    return {key: purged[key] for key in REGISTRY[store].recorded if key in purged}
+
+
 def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -> list[str]:
     """Run the steps of one phase in one transaction; return the stores not verified.
 
@@ -144,7 +149,15 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -
     ``progress(step)``, if given, is called as each step's verdict is made, and
     ``progress(step, rolled_back=True)`` once more for each step of a phase that rolled back
     (its verdict then failed, its purge undone).
+
+    A failed step's ``purged`` is ``{}`` but for its store's ``recorded`` keys: taken from
+    this run's purge if it recorded them (its writes commit with the phase), else, and for a
+    phase that rolled back, from the step's stored record. Until stop 69's review they were
+    lost too: the identities step's record of the admin history entries of logins a committed
+    purge deleted, which no later purge can find again, and its verification stopped
+    checking them.
     """
+    stored = {step.pk: (step.evidence or {}).get("purged") or {} for step in steps}
     try:
         with transaction.atomic():
             for step in steps:
@@ -164,7 +177,8 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -
                     raise  # the phase rolls back; the task's time is up: it ends, retried later
                 except Exception as exc:
                     logger.exception("deletion %s: step %s failed", ctx.operation.id, step.store)
-                    ok, purged, evidence = False, {}, {}
+                    ok, evidence = False, {}
+                    purged = _kept(step.store, ctx.last_purge(step.store) if store.recorded else {})
                     error = f"{type(exc).__name__}: {exc}"[:2000]
                 evidence["ms"] = round((time.perf_counter() - started) * 1000, 1)
                 _verdict(step, ok, purged, evidence, error)
@@ -173,8 +187,10 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext, progress=None) -
             DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
     except DatabaseError as exc:
         logger.exception("deletion %s: phase %s rolled back", ctx.operation.id, steps[0].store)
+        ctx.purges_undone(step.store for step in steps)
         for step in steps:
-            _verdict(step, False, {}, {}, f"{type(exc).__name__}: {exc}"[:2000])
+            kept = _kept(step.store, stored[step.pk])
+            _verdict(step, False, kept, {}, f"{type(exc).__name__}: {exc}"[:2000])
         DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
         for step in steps if progress is not None else ():
             progress(step, rolled_back=True)

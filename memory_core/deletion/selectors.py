@@ -70,10 +70,18 @@ def step_evidence(step: DeletionStep) -> dict:
     store every tenant shares withholds (``Store.withheld``: the evaluation step's purge
     counts, files scanned and duration). Those moved with other tenants' data: an agent that
     wrote and deleted a guessed sentence learnt from ``purged.rewritten`` whether an
-    evaluation file held it. The stored step, which the admin shows, keeps them."""
+    evaluation file held it. Nor the store's own record in its ``purged`` evidence
+    (``Store.recorded``: the identities step's ids of admin history entries, one a login,
+    tens of thousands for a large tenant). The stored step, which the admin shows, keeps
+    them."""
     store = REGISTRY.get(step.store)
     withheld = store.withheld if store else frozenset()
-    return {key: value for key, value in (step.evidence or {}).items() if key not in withheld}
+    recorded = store.recorded if store else frozenset()
+    answered = {key: value for key, value in (step.evidence or {}).items() if key not in withheld}
+    if recorded and isinstance(answered.get("purged"), dict):
+        purged = answered["purged"]
+        answered["purged"] = {key: value for key, value in purged.items() if key not in recorded}
+    return answered
 
 
 def deletion_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:

@@ -153,6 +153,12 @@ class DeletionContext:
         """Record what ``store``'s purge did in this run, for its verification."""
         self._purges[store] = purged
 
+    def purges_undone(self, stores) -> None:
+        """Forget what the purges of ``stores`` recorded in this run (their phase rolled back):
+        ``last_purge`` reads the step's stored record again."""
+        for store in stores:
+            self._purges.pop(store, None)
+
     def last_purge(self, store: str) -> dict:
         """Return what ``store``'s purge did: in this run (``purge_done``) or, for a
         verification run on its own (``verify_all``: the benchmark's residue check, a probe),
@@ -211,6 +217,13 @@ class Store:
     # and the admin and the stored step keep: a store every tenant shares leaves out the
     # figures that move with what other tenants' data held.
     withheld: frozenset[str] = frozenset()
+    # The keys of the step's ``purged`` evidence that are the store's record for its
+    # verification and its next purge, of what a committed purge made unfindable (ids of rows
+    # whose owner it deleted): a run that fails to write the step's evidence afresh (its
+    # phase rolled back, the store raised) keeps them from the step's last record
+    # (``runner._run_phase``), where ``purged`` was written ``{}`` and the record lost (stop
+    # 69's review). API clients are not answered them (``selectors.step_evidence``).
+    recorded: frozenset[str] = frozenset()
 
     def applies(self) -> bool:
         """Return whether the store exists in this deployment (replicas may not)."""
@@ -2311,8 +2324,9 @@ class IdentitiesStore(Store):
     agents are deactivated and their keys revoked (the request revoked them already). The
     Django admin's history of those subjects, logins and their users names each object by its
     id instead of its text (a subject's was ``tenant:external id``, a login's its username):
-    it kept them after the rows were cleared. Their change message is cleared too: the admin's
-    JSON names a related row by its text (a membership added inline, by the username). A
+    it kept them after the rows were cleared. Their change message is scrubbed too: the admin's
+    JSON names a related row by its text (a membership added inline, by the username), which
+    goes, its actions and fields' labels staying (``admin_change_message_scrubbed``). A
     login's entries are found by its row, which the purge deletes: the purge records their ids
     (its ``purged`` evidence, ``ADMIN_LOG_ENTRIES``), the verification checks those and a
     later purge names them again (until stop 69 it checked the subjects' entries only, and a
@@ -2328,13 +2342,16 @@ class IdentitiesStore(Store):
         "their row id (and the user ids' digests a replay recorded on operations cleared), "
         "the tenant's portal logins removed (and the journal lines their access taken away "
         "owed dropped), its agents deactivated and keys revoked, and the admin's history of "
-        "its subjects and logins named by id, its change messages cleared"
+        "its subjects and logins named by id, the rows its change messages name left out"
     )
     targets = frozenset({DeletionOperation.Target.TENANT})
     # The key of the purge's evidence that lists the admin history entries about the logins,
     # memberships and users it removed (LogEntry ids: the rows that said whose they were are
     # gone), for the verification and the next purge.
     ADMIN_LOG_ENTRIES = "admin_log_entries_of_logins"
+    # A failed run keeps them (a purge that committed deleted the rows that found them), and
+    # clients are not answered them: tens of thousands of ids for a large tenant's logins.
+    recorded = frozenset({ADMIN_LOG_ENTRIES})
 
     _STATS_SQL = """
         SELECT
@@ -2352,10 +2369,7 @@ class IdentitiesStore(Store):
           (SELECT count(*) FROM django_admin_log l JOIN django_content_type t
              ON t.id = l.content_type_id AND t.app_label = 'memory_core' AND t.model = 'subject'
             JOIN memory_core_subject s ON s.id::text = l.object_id
-            WHERE s.tenant_id = %(tenant)s
-              AND (l.object_repr <> l.object_id OR l.change_message <> '')),
-          (SELECT count(*) FROM django_admin_log l WHERE l.id = ANY(%(entries)s::integer[])
-            AND (l.object_repr <> coalesce(l.object_id, '') OR l.change_message <> ''))
+            WHERE s.tenant_id = %(tenant)s AND l.object_repr <> l.object_id)
     """
     # A subject whose external id is another subject's row id (an agent wrote for the user
     # "<that subject's UUID>") holds the value the other one gets. PostgreSQL checks the
@@ -2372,14 +2386,15 @@ class IdentitiesStore(Store):
 
     def _stats(self, ctx) -> dict:
         with connections["default"].cursor() as cursor:
-            cursor.execute(
-                self._STATS_SQL,
-                {
-                    "tenant": str(ctx.operation.tenant_id),
-                    "entries": _int_array(self._recorded_entries(ctx)),
-                },
-            )
-            subjects, digests, logins, lines, agents, keys, logged, of_logins = cursor.fetchone()
+            cursor.execute(self._STATS_SQL, {"tenant": str(ctx.operation.tenant_id)})
+            subjects, digests, logins, lines, agents, keys, logged = cursor.fetchone()
+        # A change message's residue is judged in Python (``admin_change_message_scrubbed``),
+        # on the entries that hold one: a subject's entry named by id is counted once.
+        of_subjects = _admin_log_about(
+            {Subject: Subject.objects.filter(tenant_id=ctx.operation.tenant_id)}
+        )
+        logged += _admin_log_messages_left(of_subjects, renamed_only=True)
+        of_logins = _admin_log_messages_left(_admin_log_with_ids(self._recorded_entries(ctx)))
         return {
             "subjects_with_identity": subjects,
             "operations_naming_user_ids": digests,
@@ -2452,6 +2467,9 @@ class IdentitiesStore(Store):
             set(_admin_log_ids({PortalMembership: logins, get_user_model(): removed}))
             | set(self._recorded_entries(ctx))
         )
+        # Recorded at once: a purge that raises after the rows went (its writes commit with
+        # the phase) leaves the runner this record to keep (``Store.recorded``).
+        ctx.purge_done(self.name, {self.ADMIN_LOG_ENTRIES: of_logins})
         logged = _admin_log_by_id(
             {Subject: Subject.objects.filter(tenant_id=tenant_id)}, entries=of_logins
         )
@@ -2484,9 +2502,43 @@ class IdentitiesStore(Store):
         return not any(stats.values()), stats
 
 
-# What an admin history entry's change message is once cleared: none (the admin shows none;
-# "[]" it would show as "No fields changed.", untrue of an addition).
-CLEARED_CHANGE_MESSAGE = ""
+# The keys of the admin's change message (``LogEntry.change_message``, JSON): each action
+# ``{"added" | "changed" | "deleted": {"name", "object", "fields"}}``, a related row's text in
+# ``object``, its model's name in ``name`` and the form's labels in ``fields``.
+_ADMIN_ACTIONS = frozenset({"added", "changed", "deleted"})
+_ADMIN_ACTION_KEYS = frozenset({"name", "object", "fields"})
+
+
+def admin_change_message_scrubbed(message: str) -> str:
+    """Return a Django admin history entry's change message without the text of any row: in
+    the admin's JSON each related row's ``object`` is made ``""``, and the actions, models'
+    names and fields' labels stay, so the object's history still says "Added.", "Changed
+    External id." (until stop 69's review the message was cleared whole, and a deleted
+    tenant's subject's history showed each entry's date and author and no action); any other
+    message (free text, or JSON of another shape) is cleared. A scrubbed message is its own
+    scrub (the verification's test)."""
+    if not message:
+        return ""
+    try:
+        actions = json.loads(message)
+    except ValueError:
+        return ""
+    if not isinstance(actions, list):
+        return ""
+    kept = []
+    for action in actions:
+        if not isinstance(action, dict) or len(action) != 1:
+            return ""
+        ((verb, detail),) = action.items()
+        if verb not in _ADMIN_ACTIONS or not isinstance(detail, dict):
+            return ""
+        if set(detail) - _ADMIN_ACTION_KEYS or not isinstance(detail.get("name", ""), str):
+            return ""
+        fields = detail.get("fields", [])
+        if not isinstance(fields, list) or not all(isinstance(label, str) for label in fields):
+            return ""
+        kept.append({verb: {**detail, "object": ""} if "object" in detail else detail})
+    return json.dumps(kept)
 
 
 def _admin_log_about(rows_of: dict) -> Q:
@@ -2521,33 +2573,62 @@ def _int_array(values) -> str:
     return "{" + ",".join(str(int(value)) for value in values) + "}"
 
 
-def _admin_log_by_id(rows_of: dict, *, entries=()) -> int:
-    """Name by its id each Django admin history entry about the rows of ``rows_of`` (model:
-    queryset), and those of ``entries`` (LogEntry ids), and clear its change message; return
-    how many entries changed.
-
-    The message is the admin's JSON of what changed, whose ``object`` is a related row's text
-    (a membership added inline names the login's username); a message of another shape is
-    free text. The field names it also holds go with it.
-    """
-    from django.contrib.admin.models import LogEntry
-    from django.db.models import Value
+def _admin_log_with_ids(entries) -> Q:
+    """Return the test for the admin history entries of ids ``entries``: one array parameter,
+    whatever their number (a subquery cannot name deleted rows)."""
     from django.db.models.expressions import RawSQL
+
+    if not entries:
+        return Q(pk__in=[])
+    return Q(pk__in=RawSQL("SELECT unnest(%s::integer[])", [_int_array(entries)]))
+
+
+def _by_id():
+    """An entry's object id as its text: '' for NULL (the column allows it; a recorded entry
+    edited by hand), rather than failing the NOT NULL column."""
+    from django.db.models import TextField, Value
     from django.db.models.functions import Coalesce
 
-    about = _admin_log_about(rows_of)
-    if entries:
-        # One array parameter, whatever their number (a subquery cannot name deleted rows).
-        about |= Q(pk__in=RawSQL("SELECT unnest(%s::integer[])", [_int_array(entries)]))
-    # An entry's object id may be NULL (the column allows it; a recorded entry edited by
-    # hand): its text then goes to '' rather than failing the NOT NULL column.
-    by_id = Coalesce("object_id", Value(""))
-    return (
+    return Coalesce("object_id", Value(""), output_field=TextField())
+
+
+def _admin_log_messages_left(about: Q, *, renamed_only: bool = False) -> int:
+    """Return how many admin history entries of ``about`` still name a row: by their text
+    (unless ``renamed_only``: the caller counted those) or in their change message."""
+    from django.contrib.admin.models import LogEntry
+
+    rows = (
         LogEntry.objects.filter(about)
-        .annotate(by_id=by_id)
-        .filter(~Q(object_repr=F("by_id")) | ~Q(change_message=CLEARED_CHANGE_MESSAGE))
-        .update(object_repr=by_id, change_message=CLEARED_CHANGE_MESSAGE)
+        .annotate(by_id=_by_id())
+        .filter(~Q(object_repr=F("by_id")) | ~Q(change_message=""))
+        .values_list("object_repr", "by_id", "change_message")
     )
+    left = 0
+    for text, by_id, message in rows.iterator(chunk_size=2000):
+        if text != by_id:
+            left += not renamed_only
+        elif admin_change_message_scrubbed(message) != message:
+            left += 1
+    return left
+
+
+def _admin_log_by_id(rows_of: dict, *, entries=()) -> int:
+    """Name by its id each Django admin history entry about the rows of ``rows_of`` (model:
+    queryset), and those of ``entries`` (LogEntry ids), and scrub its change message
+    (``admin_change_message_scrubbed``); return how many entries changed."""
+    from django.contrib.admin.models import LogEntry
+
+    about = _admin_log_about(rows_of) | _admin_log_with_ids(entries)
+    of_them = LogEntry.objects.filter(about).annotate(by_id=_by_id())
+    renamed = set(of_them.filter(~Q(object_repr=F("by_id"))).values_list("pk", flat=True))
+    of_them.filter(~Q(object_repr=F("by_id"))).update(object_repr=_by_id())
+    scrubbed = []
+    for pk, message in of_them.exclude(change_message="").values_list("pk", "change_message"):
+        left = admin_change_message_scrubbed(message)
+        if left != message:
+            scrubbed.append(LogEntry(pk=pk, change_message=left))
+    LogEntry.objects.bulk_update(scrubbed, ["change_message"], batch_size=1000)
+    return len(renamed | {entry.pk for entry in scrubbed})
 
 
 # --- queued reprocessing and replicas -----------------------------------------------------
