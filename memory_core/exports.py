@@ -81,9 +81,43 @@ def export_dir() -> Path:
     return Path(settings.MEMLEDGER_EXPORT_DIR)
 
 
+class ExportPathRefused(Exception):
+    """An export's path that would name a file outside the export folder: absolute, holding
+    ``..``, or reaching out through a symbolic link. Nothing is read, served or removed."""
+
+    def __init__(self, relative: str):
+        super().__init__(
+            f"the export path {relative!r} is not a file inside MEMLEDGER_EXPORT_DIR: "
+            "nothing was read or removed"
+        )
+        self.relative = relative
+
+
+def export_file(relative: str) -> Path:
+    """Return the file of an export's ``relative`` path (``Export.path``), below the export
+    folder; raise ``ExportPathRefused`` for one that is empty, absolute, holds ``..`` or
+    resolves, links followed, outside the folder (or to the folder itself).
+
+    Every file made of an export row's path is made here (the download, the retention sweep,
+    a deletion's exports step): a restored or edited row naming ``/etc/passwd`` or
+    ``../x`` would otherwise be served by the portal and unlinked by the sweep (stop 69).
+    Migration 0057 refuses the first two in the table too."""
+    if not relative or relative.startswith("/") or ".." in relative or "\x00" in relative:
+        raise ExportPathRefused(relative)
+    root = export_dir()
+    path = root / relative
+    try:
+        resolved, inside = path.resolve(), root.resolve()
+    except (OSError, RuntimeError) as error:  # a loop of links
+        raise ExportPathRefused(relative) from error
+    if resolved == inside or not resolved.is_relative_to(inside):
+        raise ExportPathRefused(relative)
+    return path
+
+
 def export_path(export: Export) -> Path:
-    """Return the absolute path of ``export``'s file."""
-    return export_dir() / export.path
+    """Return the absolute path of ``export``'s file (``export_file``)."""
+    return export_file(export.path)
 
 
 def _memory_record(
@@ -357,7 +391,11 @@ def export_create(*, principal, subject_id=None) -> Export:
         "subject": _subject_entry(subject),
         "created_at": started.isoformat(),
     }
-    path = export_dir() / relative
+    try:
+        path = export_file(relative)
+    except ExportPathRefused as error:  # the tenant's or subject's folder links outside
+        logger.error("the export %s was not written: %s", relative, error)
+        raise ExportUnavailable() from error
     memory_ids = []
     contents = hashlib.sha256()
     records = _records(principal, subject, started, digest=contents, memory_ids=memory_ids)

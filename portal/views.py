@@ -4,6 +4,7 @@ Each view parses its input, calls one memory_core service or selector with the l
 principal, and renders. An id outside the login's subject is a 404.
 """
 
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -26,7 +27,12 @@ from memory_core.deletion.services import (
     subject_deletion_request_or_queue,
 )
 from memory_core.exceptions import DomainError, NotFound, ReasonRefused, SubjectBeingDeleted
-from memory_core.exports import export_create, export_holds_now, export_path
+from memory_core.exports import (
+    ExportPathRefused,
+    export_create,
+    export_holds_now,
+    export_path,
+)
 from memory_core.locks import export_turn_lock, subject_shared_lock
 from memory_core.models import (
     DeletionOperation,
@@ -68,6 +74,8 @@ from portal.forms import (
     RevokeForm,
 )
 from portal.paging import page_number, page_query
+
+logger = logging.getLogger(__name__)
 
 # The rule code of a correction kept as a separate chain beside a higher-authority head.
 KEPT_BESIDE = "supersession.conflict_lower_authority"
@@ -1294,6 +1302,11 @@ class ExportView(EndUserMixin, TemplateView):
         try:
             file = export_path(export).open("rb")
         except FileNotFoundError:  # its file is gone: a new export, rather than a 500
+            return None
+        except ExportPathRefused as error:
+            # A row restored or edited to name a file outside the export folder: that file
+            # is never served (until stop 69 /etc/passwd was), and a new export is made.
+            logger.error("portal export: export %s: %s", export.id, error)
             return None
         return self.download(export, file)
 

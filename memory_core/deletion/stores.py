@@ -15,8 +15,10 @@ An operation completes only when every step's verification passed.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import json
+import logging
 import os
 import re
 import stat
@@ -31,7 +33,13 @@ from django.utils import timezone
 
 from memory_core import retrieval_cache
 from memory_core.evaluation.dataset import case_memory_ids, dataset_entries
-from memory_core.exports import export_delete, export_dir, export_remove_memories
+from memory_core.exports import (
+    ExportPathRefused,
+    export_delete,
+    export_dir,
+    export_file,
+    export_remove_memories,
+)
 from memory_core.files import being_written
 from memory_core.json_types import json_loads
 from memory_core.locks import subject_deletion_lock, unknown_users_deletion_lock
@@ -51,6 +59,8 @@ from memory_core.retrieval.traces import user_id_digest
 from memory_core.rls import platform_scope, tenant_atomic
 from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.text import content_hash, normalize_text
+
+logger = logging.getLogger(__name__)
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 CODE_PATTERN = "^[a-z0-9_.:-]{1,64}$"
@@ -764,7 +774,22 @@ class ExportsStore(Store):
         )
         if ctx.whole_subject:
             kept = kept.filter(created_at__gt=_made_before(ctx))
-        return {export_dir() / path for path in kept.values_list("path", flat=True)}
+        described = set()
+        for relative in kept.values_list("path", flat=True):
+            with contextlib.suppress(ExportPathRefused):  # the verification names its row
+                described.add(export_file(relative))
+        return described
+
+    def _refused(self, ctx) -> list:
+        """The ids of the citing exports whose path names no file inside the export folder
+        (``export_file``): nothing of theirs is read or removed, and the step fails."""
+        refused = []
+        for export_id, relative in self._citing(ctx).values_list("id", "path"):
+            try:
+                export_file(relative)
+            except ExportPathRefused:
+                refused.append(str(export_id))
+        return refused
 
     def _files(self, ctx) -> list[Path]:
         tenant_folder = export_dir() / str(ctx.operation.tenant_id)
@@ -798,13 +823,18 @@ class ExportsStore(Store):
         # operation reads the file only after the first one's rewrite committed, so neither
         # puts back what the other removed (a lost update seen with two worker processes).
         for export in self._citing(ctx).select_for_update().order_by("id"):
-            if self._removed_whole(ctx, export):
-                export_delete(export=export)
-                removed += 1
-                continue
             try:
-                if export_remove_memories(export=export, memory_ids=ctx.id_strings):
+                if self._removed_whole(ctx, export):
+                    export_delete(export=export)
+                    removed += 1
+                elif export_remove_memories(export=export, memory_ids=ctx.id_strings):
                     rewritten += 1
+            except ExportPathRefused as error:
+                # A row naming a file outside the export folder (restored or edited): neither
+                # that file nor the row is touched, and the verification fails naming it
+                # (until stop 69 the file was unlinked or rewritten wherever it was).
+                logger.error("deletion exports: export %s: %s", export.id, error)
+                continue
             except (OSError, ValueError):
                 # Its file is not UTF-8 text (an operator gzipped it in place) or not JSON: it
                 # stopped the step here, the other exports never scrubbed and the error naming
@@ -825,6 +855,11 @@ class ExportsStore(Store):
                 # lock): unlinked under it, its rename failed and its page answered 500 (stop
                 # 53's audit of exports). Left to the verification, which fails while the file
                 # is there, and to the next run, which removes what it became.
+                continue
+            if _links_outside(path):
+                # A link out of the export folder: rewritten, the file it names would be
+                # replaced wherever it is (``replacing`` follows links). Left, with the row
+                # naming it, for an operator: the verification names both.
                 continue
             try:
                 if path in described:
@@ -850,7 +885,11 @@ class ExportsStore(Store):
         residue = ctx.residue()
         described = self._described(ctx)
         citing, unreadable = [], []
+        refused = self._refused(ctx)
+        outside = [str(path) for path in files if _links_outside(path)]
         for path in files:
+            if str(path) in outside:
+                continue
             try:
                 if (
                     _export_cites(path, residue)
@@ -878,7 +917,25 @@ class ExportsStore(Store):
                 "worker cannot read as UTF-8 text: remove them (or make them readable), then "
                 "retry"
             )
-        return rows == 0 and not citing and not unreadable, evidence
+        if refused or outside:
+            # Never read, rewritten or removed (``export_file``): a row restored or edited to
+            # name /etc/passwd or ../x, or a link out of the folder (stop 69).
+            evidence["rows_outside"], evidence["files_outside"] = len(refused), len(outside)
+            problem = (
+                f"{len(refused)} export row(s) and {len(outside)} file(s) of the export "
+                "folders name a file outside them (an absolute path, '..' or a link), which "
+                "the step neither reads nor removes: an operator must deal with them, then retry"
+            )
+            detail = (
+                f"the exports {', '.join(refused[:5]) or 'none'} and the links "
+                f"{', '.join(map(repr, outside[:5])) or 'none'} name files outside "
+                "MEMLEDGER_EXPORT_DIR: correct the rows' paths or remove them (and the links), "
+                "then retry"
+            )
+            for key, text in (("problem", problem), (OPERATOR_DETAIL, detail)):
+                evidence[key] = f"{evidence[key]}; {text}" if key in evidence else text
+        ok = rows == 0 and not citing and not unreadable and not refused and not outside
+        return ok, evidence
 
 
 # --- traces and evaluation data -----------------------------------------------------------
@@ -941,6 +998,15 @@ DELETE FROM memory_core_retrievaltrace
 WHERE id = ANY(%(touched)s::uuid[])
   AND (cardinality(cited_ids) = 0 OR id = ANY(%(naming)s::uuid[]))
 """
+
+
+def _links_outside(path: Path) -> bool:
+    """Whether ``path``, a file found in the export folders, is reached through a link that
+    leads out of them."""
+    try:
+        return not path.resolve().is_relative_to(export_dir().resolve())
+    except (OSError, RuntimeError):
+        return True
 
 
 def _still_written(path: Path) -> bool:

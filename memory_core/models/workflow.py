@@ -432,6 +432,13 @@ class Export(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [GinIndex(fields=["memory_ids"], name="export_memory_ids_gin")]
+        # Below the export folder (migration 0057; ``exports.export_file`` checks links too).
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(path__startswith="/") & ~models.Q(path__contains=".."),
+                name="export_path_inside_folder",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"export {self.id}"
