@@ -536,6 +536,52 @@ _KV_TIER_HELD = (
     + PLAN_NAMES
     + r"(?:[_-](?:tier|plan|member|membership|level|status|edition))?\"?(?=[\s&|;,)\]}]|$)"
 )
+# ... and as a line writes a record, its "key: value" fields apart by spaces, a slash, a bar
+# or a sentence's end ("customer: C-1 tier: Platinum", "Customer ID: C-1 | Plan: Enterprise"),
+# or between slashes or bars a key and its value apart by a space alone ("customer C-1 / tier
+# Platinum"). A field starts the text or follows a separator, not a word ("The customer said:
+# tier two ...", "User's customer: Acme"); a value is a few words, none a key (a word before
+# its ":"), read once (possessive); a customer's value is not a word of prose ("customer since
+# 2019", "customer service was great").
+_REC_START = r"(?:^|(?<=[\n;,{}(\[|/.!?:*\u2022-]))\s*\"?"
+_REC_KEY_SEP = r"\"?\s*[:=]\s*"
+_REC_WORD = r"(?:\"[^\"\n]{0,80}+\"|[^\s\":=;,|/&]{1,40}+)(?!\"?\s*[:=])"
+_REC_VALUE = _REC_WORD + r"(?:\s+" + _REC_WORD + r"){0,4}+"
+_REC_SEP = r"(?:\s*[;,|/&]\s*|\s+)\"?"
+_REC_FIELDS_BETWEEN = (
+    r"(?:" + _REC_SEP + r"[\w.\-]{1,40}+" + _REC_KEY_SEP + _REC_VALUE + r"){0,5}?" + _REC_SEP
+)
+_NOT_PROSE = (
+    r"(?!\s*\"?(?:since|for|of|at|in|on|with|to|from|by|about|is|was|are|were|be|been|has|had|have|"
+    r"said|says|asked|wants?|service|services|support|care|success|experience|feedback|"
+    r"satisfaction|journey|portal|base|count|list|favou?rites?|happy|unhappy|satisfied|and|"
+    r"or|but|a|an|who|that|which|no|not|never|me|myself|i|you|we|us|they|them|he|she|him|"
+    r"her|everyone|anyone)\b)"
+)
+_REC_TIER_NAME = (
+    r"\"?(?:the\s+)?"
+    + PLAN_NAMES
+    + r"(?:[\s_-](?:tier|plan|member|membership|level|status|edition))?\"?"
+)
+_REC_TIER_HELD = (
+    _TIER_KEY
+    + _REC_KEY_SEP
+    + _REC_TIER_NAME
+    + r"(?=\s*(?:$|[;,|/&.)\]}])|\s+\"?[\w.\-]{1,40}+\"?\s*[:=])"
+)
+_SLASH_SEP = r"\s*[/|]\s*"
+_SLASH_KEY_SEP = r"(?:\"?\s*[:=]\s*|\s+)"
+_SLASH_VALUE = r"[^\s/|]{1,40}+(?:\s+[^\s/|]{1,40}+){0,2}+"
+_SLASH_FIELDS_BETWEEN = (
+    r"(?:"
+    + _SLASH_SEP
+    + r"[\w.\-]{1,40}+"
+    + _SLASH_KEY_SEP
+    + _SLASH_VALUE
+    + r"){0,5}?"
+    + _SLASH_SEP
+)
+_SLASH_TIER_HELD = _TIER_KEY + _SLASH_KEY_SEP + _REC_TIER_NAME + r"(?=\s*(?:$|[/|;,.)\]}]))"
 # This system's customer as the subject of a clause: "Customer paid ...", "The client has
 # ...", "this customer's ..."; not the user's own ("My client paid ...").
 _A_CUSTOMER_AS_SUBJECT = (
@@ -1370,6 +1416,47 @@ CLASS_RULES: list[Rule] = [
             _KV_FIELDS_BETWEEN,
             _CUSTOMER_KEY,
             r"\s*=",
+        ),
+    ),
+    # ... or written "key: value" apart by spaces, a slash or a bar, or "key value" between
+    # slashes: "customer: C-1 tier: Platinum", "customer C-1 / tier Platinum" (stored until
+    # stop 69's colon-record fix, where "customer: C-1; tier: Platinum" was refused). "The
+    # customer said: tier two support was slow" holds no customer's record, "User's customer:
+    # Acme. User's tier: gold member at the gym" the user's own, "Membership: Gold / customer
+    # since 2019" no customer named.
+    Rule(
+        "class.business_state",
+        rx(
+            _REC_START,
+            _CUSTOMER_KEY,
+            _REC_KEY_SEP,
+            _NOT_PROSE,
+            _REC_VALUE,
+            _REC_FIELDS_BETWEEN,
+            _REC_TIER_HELD,
+            r"|",
+            _REC_START,
+            _REC_TIER_HELD,
+            _REC_FIELDS_BETWEEN,
+            _CUSTOMER_KEY,
+            _REC_KEY_SEP,
+            _NOT_PROSE,
+            r"|",
+            _REC_START,
+            _CUSTOMER_KEY,
+            _SLASH_KEY_SEP,
+            _NOT_PROSE,
+            _SLASH_VALUE,
+            _SLASH_FIELDS_BETWEEN,
+            _SLASH_TIER_HELD,
+            r"|",
+            _REC_START,
+            _SLASH_TIER_HELD,
+            _SLASH_FIELDS_BETWEEN,
+            _CUSTOMER_KEY,
+            _SLASH_KEY_SEP,
+            _NOT_PROSE,
+            r"[^\s/|]",
         ),
     ),
     # A balance held by the account: "The account holds $5,400." (stored until stop 68's
