@@ -629,13 +629,20 @@ def traces_expire(
 def _traces_expire_batch(tenant_id, cutoff, limit: int, failures: list | None) -> int:
     """Delete at most ``limit`` of the tenant's traces made before ``cutoff``, the oldest
     first, in one transaction; return the count (0 when its part failed)."""
+    return _oldest_unheld_deleted("traces", RetrievalTrace, tenant_id, cutoff, limit, failures)
+
+
+def _oldest_unheld_deleted(step: str, model, tenant_id, cutoff, limit: int, failures) -> int:
+    """Delete at most ``limit`` of the tenant's ``model`` rows made before ``cutoff``, the
+    oldest first, skipping rows another transaction holds (``_locked_first``), in one
+    transaction; return the count (0 when the tenant's part of ``step`` failed)."""
     deleted = 0
-    with _tenant_isolated("traces", tenant_id, failures):
-        old = RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
+    with _tenant_isolated(step, tenant_id, failures):
+        old = model.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
         with transaction.atomic():
             unheld = old.order_by("created_at").select_for_update(skip_locked=True)
             held = list(unheld.values_list("pk", flat=True)[:limit])  # _locked_first
-            deleted = RetrievalTrace.objects.filter(pk__in=held).delete()[0]
+            deleted = model.objects.filter(pk__in=held).delete()[0]
     return deleted
 
 
@@ -674,14 +681,9 @@ def _access_denials_expire_batch(tenant_id, cutoff, limit: int, failures: list |
     """Delete at most ``limit`` of the tenant's refused requests made before ``cutoff``, the
     oldest first (``access_denial_health``), in one transaction; return the count (0 when its
     part failed)."""
-    deleted = 0
-    with _tenant_isolated("access_denials", tenant_id, failures):
-        old = AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
-        with transaction.atomic():
-            unheld = old.order_by("created_at").select_for_update(skip_locked=True)
-            held = list(unheld.values_list("pk", flat=True)[:limit])  # _locked_first
-            deleted = AccessDenial.objects.filter(pk__in=held).delete()[0]
-    return deleted
+    return _oldest_unheld_deleted(
+        "access_denials", AccessDenial, tenant_id, cutoff, limit, failures
+    )
 
 
 def idempotency_records_expire(
