@@ -614,16 +614,27 @@ def traces_expire(
     ``cutoffs``: the tenants' ``_trace_cutoffs``, read once a run for this step and the
     refused requests' (None: read here).
     """
+    batch = _traces_expire_batch
     limit = limit or TRACES_BATCH
+    return _tenants_in_rounds(
+        "traces", batch, limit, now, failures, seconds, left, cutoffs, steps_failed
+    )
+
+
+def _tenants_in_rounds(step, batch, limit, now, failures, seconds, left, cutoffs, steps_failed):
+    """``step`` of every tenant past its ``trace_days`` in rounds (``_in_rounds``), a
+    ``batch(tenant_id, cutoff, limit, failures)`` of each tenant's a round, another of each
+    whose last was full; return the count. ``cutoffs``: ``_trace_cutoffs``, read here if
+    None."""
 
     def take(due):
         tenant_id, cutoff = due
-        batch = _traces_expire_batch(tenant_id, cutoff, limit, failures)
-        return batch, batch == limit
+        taken = batch(tenant_id, cutoff, limit, failures)
+        return taken, taken == limit
 
     if cutoffs is None:
-        cutoffs = _trace_cutoffs(now or database_now(), ("traces",), failures)
-    return _in_rounds("traces", cutoffs, take, seconds, left, steps_failed)
+        cutoffs = _trace_cutoffs(now or database_now(), (step,), failures)
+    return _in_rounds(step, cutoffs, take, seconds, left, steps_failed)
 
 
 def _traces_expire_batch(tenant_id, cutoff, limit: int, failures: list | None) -> int:
@@ -665,16 +676,11 @@ def access_denials_expire(
     last was full. Until stop 69 a tenant's were deleted
     in one statement, however many, with no regard to the run's time. ``cutoffs``: as the
     traces' (the same ``trace_days``, read once a run for both)."""
+    batch = _access_denials_expire_batch
     limit = limit or ACCESS_DENIALS_BATCH
-
-    def take(due):
-        tenant_id, cutoff = due
-        batch = _access_denials_expire_batch(tenant_id, cutoff, limit, failures)
-        return batch, batch == limit
-
-    if cutoffs is None:
-        cutoffs = _trace_cutoffs(now or database_now(), ("access_denials",), failures)
-    return _in_rounds("access_denials", cutoffs, take, seconds, left, steps_failed)
+    return _tenants_in_rounds(
+        "access_denials", batch, limit, now, failures, seconds, left, cutoffs, steps_failed
+    )
 
 
 def _access_denials_expire_batch(tenant_id, cutoff, limit: int, failures: list | None) -> int:
