@@ -16,30 +16,10 @@ from memory_core.deletion.runner import deletion_run, operation_context
 from memory_core.deletion.stores import REGISTRY
 from memory_core.models import DeletionOperation, RetrievalTrace
 from tests.clients import client_for
+from tests.deletion.test_trace_usage import _write
 from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _write(client, key, content, conversation):
-    response = client.post(
-        "/api/v1/memories",
-        {
-            "subject": "verify-user",
-            "memory_type": "user_preference",
-            "memory_key": key,
-            "scope": "global",
-            "content": content,
-            "source": {
-                "type": "user_input",
-                "conversation_id": conversation,
-                "message_id": f"{conversation}-m",
-            },
-        },
-        format="json",
-    )
-    assert response.status_code == 201, response.content
-    return response.json()["memory"]["id"]
 
 
 def _deleted_with_a_trace_kept(tenant):
@@ -53,7 +33,7 @@ def _deleted_with_a_trace_kept(tenant):
         "/api/v1/retrieve",
         {
             "query": "what colour does the user prefer for charts and how long should answers be",
-            "context": {"user_id": "verify-user"},
+            "context": {"user_id": "usage-user"},
         },
         format="json",
     )
