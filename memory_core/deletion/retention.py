@@ -360,6 +360,7 @@ def retention_delete(
     failures: list | None = None,
     deadline: float | None = None,
     left: list | None = None,
+    policies: dict | None = None,
 ) -> list[DeletionOperation]:
     """Open deletion operations for memories past their class's retention; return them.
 
@@ -377,14 +378,15 @@ def retention_delete(
     head and stalled every run there (stop 63's review).
 
     With ``failures``, a tenant whose part fails is logged and listed there, and the other
-    tenants go on (``_tenant_isolated``)."""
+    tenants go on (``_tenant_isolated``).
+
+    ``policies``: the run's reading of the tenants' active policies (``_active_policies``),
+    the one the traces' ``trace_days`` came from (None: read here)."""
     now = now or database_now()
     operations = []
     active = PolicyVersion.objects.filter(is_active=True)
-    policies = {
-        tenant_id: (document, version)
-        for tenant_id, document, version in active.values_list("tenant_id", "document", "version")
-    }
+    if policies is None:
+        policies = _active_policies()
     # A tenant without an active policy limits nothing (``retention_section(None)``), but its
     # revoked preferences go at the next run as any tenant's: that rule asks no period of the
     # policy, and the export and the revoke page say so. They were kept, content and all, with
@@ -400,22 +402,52 @@ def retention_delete(
         document, version = policies.get(tenant_id, (None, None))
         made: list[DeletionOperation] = []
         # Its turn is taken as it starts (a tenant with more due than one run deletes, or
-        # whose part the soft limit ends, goes on after the others have had theirs). On the
-        # database's clock, read as the row is written: the turns are ordered against the
-        # ones other workers marked, and a worker a day fast put its tenants a day behind them.
-        # A failure there (a lock timeout: another transaction holds the tenant's row) is the
-        # tenant's, not the step's (stop 69's review).
-        with _tenant_isolated("delete", tenant_id, failures):
-            Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=ClockTimestamp())
-        with _tenant_isolated("delete", tenant_id, failures) as part:
-            _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
-        if not part.rolled_back:
-            operations.extend(made)
+        # whose part the soft limit ends, goes on after the others have had theirs). A
+        # failure there (a lock timeout: another transaction holds the tenant's row) is the
+        # tenant's, not the step's (stop 69's review): counted in ``failures``, and its rules
+        # wait for the next run, which starts with it (its turn was not taken).
+        with _tenant_isolated("delete", tenant_id, failures) as turn:
+            _turn_take(tenant_id)
+        if not turn.failed:
+            with _tenant_isolated("delete", tenant_id, failures) as part:
+                _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
+            if not part.rolled_back:
+                operations.extend(made)
         if deadline is not None and time.monotonic() >= deadline:
             if left is not None:
                 left.extend(tenant_ids[position + 1 :])
             break
     return operations
+
+
+# The longest a tenant's turn waits for the tenant's row (``_turn_take``), in milliseconds.
+# Another transaction may hold it for minutes (a whole tenant's deletion, ``FOR UPDATE``
+# until it commits) or for moments (an admin's edit); past this the tenant waits for the
+# next run and the others go on. Until stop 70 the wait had no bound: a held row stopped the
+# memories' rules of that tenant and of every tenant after it for as long as it was held,
+# into the task's soft limit. The steps' batches take no such wait: they skip the rows
+# another transaction holds (``SKIP LOCKED``).
+TURN_LOCK_TIMEOUT_MS = 1000
+
+
+def _turn_take(tenant_id) -> None:
+    """Mark the tenant's retention turn taken (``Tenant.retention_swept_at``), waiting at
+    most ``TURN_LOCK_TIMEOUT_MS`` for its row (the transaction's ``lock_timeout``; past it
+    ``OperationalError``, lock_not_available).
+
+    On the database's clock, read as the row is written: the turns are ordered against the
+    ones other workers marked, and a worker a day fast put its tenants a day behind them. In
+    a transaction of its own (a savepoint in a caller's), with the ``lock_timeout`` set for
+    it and put back after: ``SET LOCAL`` (``set_config(..., true)``) would outlast a
+    savepoint and bound the caller's later statements too."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+            [f"{TURN_LOCK_TIMEOUT_MS}ms"],
+        )
+        (previous, _) = cursor.fetchone()
+        Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=ClockTimestamp())
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
 
 
 def due_by_rule(tenant_id, condition: Q):
@@ -951,14 +983,26 @@ def _uuid_folders(parent: Path) -> list[Path]:
 _TRACE_STEPS = ("traces", "access_denials")
 
 
-def _trace_cutoffs(now, steps: tuple, failures: list | None) -> list:
+def _active_policies() -> dict:
+    """Return ``{tenant_id: (document, version)}`` of every tenant's active policy, in one
+    query: a run's one reading of them (``retention_apply``)."""
+    active = PolicyVersion.objects.filter(is_active=True)
+    return {
+        tenant_id: (document, version)
+        for tenant_id, document, version in active.values_list("tenant_id", "document", "version")
+    }
+
+
+def _trace_cutoffs(now, steps: tuple, failures: list | None, policies: dict | None = None) -> list:
     """Return ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces
     (a tenant whose policy cannot be read is logged and listed in ``failures`` under each of
     ``steps``, the steps that use them: the traces' and the refused requests', which read
-    them once a run, ``retention_apply``)."""
+    them once a run, ``retention_apply``). ``policies``: ``_active_policies`` (None: read
+    here)."""
     cutoffs = []
-    policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
-    for tenant_id, document in policies:
+    if policies is None:
+        policies = _active_policies()
+    for tenant_id, (document, _version) in policies.items():
         with _tenant_isolated(steps, tenant_id, failures):
             retention = retention_section(document)
             cutoff = _cutoff(now, retention, "trace_days", tenant_id)
@@ -1024,12 +1068,22 @@ def retention_apply(*, now=None) -> dict:
         counted["export_files"] = export_files_orphaned_remove(
             now=files_now, failures=failures, seconds=share(EXPORT_FILES_SECONDS), left=steps_left
         )
-    # The tenants' ``trace_days``, read once for the traces and the refused requests (kept as
-    # long as traces): until stop 69's review each step read every active policy, ~0.12 ms a
-    # tenant, 1.5 s a step at 12,000 tenants, before its first batch.
+    # The tenants' active policies, read once a run, in one query, for the traces and the
+    # refused requests (their ``trace_days``) and the memories' rules: until stop 69's review
+    # each of those steps read every active policy, ~0.12 ms a tenant, 1.5 s a step at 12,000
+    # tenants; until stop 70 the memories' rules read them again, with their versions.
+    # A version published during the run is the next run's, for every step alike: the one
+    # reading (the earlier) wins for both, so no run applies two versions of a tenant's
+    # policy. An operation opened under the reading names its version (``chosen_under``), and
+    # one published since that the operation finds as it locks its rows makes it write
+    # nothing (``deletion.services._operation_create``): a version that keeps the rows longer
+    # saves them, as when the rules read the policies themselves. A read that fails is the
+    # traces' steps' (named in ``steps_failed``); the memories' rules then read them again.
+    policies: dict | None = None
     cutoffs: list = []
     with _step_isolated(_TRACE_STEPS, steps_failed):
-        cutoffs = _trace_cutoffs(now, _TRACE_STEPS, failures)
+        policies = _active_policies()
+        cutoffs = _trace_cutoffs(now, _TRACE_STEPS, failures, policies)
     with _step_isolated("traces", steps_failed):
         counted["traces"] = traces_expire(
             now=now, failures=failures, seconds=share(TRACES_SECONDS), cutoffs=cutoffs, **shared
@@ -1050,7 +1104,12 @@ def retention_apply(*, now=None) -> dict:
     operations: list[DeletionOperation] = []
     with _step_isolated("delete", steps_failed):
         operations = retention_delete(
-            now=now, limit=SWEEP_BATCH, failures=failures, deadline=deadline, left=left
+            now=now,
+            limit=SWEEP_BATCH,
+            failures=failures,
+            deadline=deadline,
+            left=left,
+            policies=policies,
         )
     return {
         "expired": expired,
