@@ -1,17 +1,22 @@
 """Two runs of one import at once (transactional: each run commits on its own): they take
-turns (``locks.import_lock``; stop 55's audit of imports, failed on the code before)."""
+turns (``locks.import_lock``; stop 55's audit of imports, failed on the code before), and
+the one waiting names the other (stop 70's review). An agent changed by an administrator
+while an import runs (stop 70's review)."""
 
+import re
 import threading
 import time
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import transaction
+from django.db import connection, transaction
 
 from memory_core.locks import import_lock
 from memory_core.management.commands import import_memories as import_module
 from memory_core.models import Memory, Subject
+from memory_core.services.api_keys import agent_deactivate, agent_grant_set
+from tests.factories import AgentFactory
 from tests.memory_core.admission.test_commands import record
 from tests.threads import in_thread, someone_waits_for_a_lock
 
@@ -143,3 +148,196 @@ def test_an_import_told_how_long_to_wait_for_another_stops_after_it(tenant, tmp_
         "import_memories", str(path), "--lock-wait", seconds, stdout=StringIO(), stderr=err
     )
     assert Memory.objects.filter(subject__external_id="user-9").count() == 1
+
+
+def _one_chunk_then_the_agents_lines(tenant, tmp_path, name: str):
+    """Write a chunk the import stores first, CHUNK lines, the first naming the agent
+    ``name`` and the others shared, then two lines naming the agent; return the path."""
+    shared = [
+        record(
+            tenant,
+            agent=name if n == 0 else None,
+            subject=f"user-{n}",
+            content=f"User prefers option {n}.",
+            source={"type": "user_input", "conversation_id": "old-store", "message_id": str(n)},
+        )
+        for n in range(import_module.CHUNK)
+    ]
+    owned = [
+        record(
+            tenant,
+            agent=name,
+            subject="user-late",
+            memory_key=f"style.late{n}",
+            content=f"User prefers late option {n}.",
+            source={"type": "user_input", "conversation_id": "late", "message_id": str(n)},
+        )
+        for n in range(2)
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join([*shared, *owned]) + "\n")
+    return path
+
+
+def _after_the_first_chunk(monkeypatch, change) -> None:
+    """Run ``change()`` on a connection of its own, committed, once the import has stored
+    its first chunk (its transaction still open), as an administrator's action then does."""
+    real_store_many = import_module.memory_store_many
+    calls = []
+
+    def store_then_change(**kwargs):
+        rows = real_store_many(**kwargs)
+        calls.append(len(kwargs["drafts"]))
+        if len(calls) == 1:
+            in_thread(change, name="administrator").outcome(30)
+        return rows
+
+    monkeypatch.setattr(import_module, "memory_store_many", store_then_change)
+
+
+def _refusal(code: str) -> str:
+    return {
+        "agent_deactivated": "The agent 'late' is deactivated: the memory, private to it, "
+        "would be given to no agent. Name an active agent, or none (shared). (agent_deactivated)",
+        "grant.type_not_readable": "The agent 'late' does not read user_preference memories "
+        "(its grant reads: episode): the memory, private to it, would be given to no agent. "
+        "Name an agent that reads it, or none (shared). (grant.type_not_readable)",
+        "grant.sensitivity_above_max": "The agent 'late' reads memories up to public only, and "
+        "this one is personal: the memory, private to it, would be given to no agent. Name an "
+        "agent that reads it, or none (shared). (grant.sensitivity_above_max)",
+    }[code]
+
+
+# The administrator's actions that change what an agent is given, by the code of the error
+# line a line in use naming it is then refused with.
+_CHANGES = {
+    "agent_deactivated": lambda agent: agent_deactivate(agent=agent),
+    "grant.type_not_readable": lambda agent: agent_grant_set(agent=agent, read_types=["episode"]),
+    "grant.sensitivity_above_max": lambda agent: agent_grant_set(
+        agent=agent, max_sensitivity="public"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", list(_CHANGES))
+def test_an_agent_changed_between_two_chunks_owns_none_of_the_later_lines(
+    tenant, tmp_path, monkeypatch, code
+):
+    """docs/api.md: a line in use naming an agent that is deactivated, or whose grant does
+    not read its type or sensitivity, is an error line. The import read the agents once, as
+    it started: one deactivated, or its grant narrowed, while a large file was stored
+    (minutes) still owned the lines after that moment, private memories given to no agent
+    (stop 70's review). The lines after the change are refused with the error line an import
+    started then gives, left out, and the records stored before it stay stored, with the
+    rest of the file; the command ends in an error that counts the lines refused."""
+    agent = AgentFactory(tenant=tenant, name="late")
+    path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
+    _after_the_first_chunk(monkeypatch, lambda: _CHANGES[code](agent))
+    err = StringIO()
+    with pytest.raises(CommandError) as refused:
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    assert str(refused.value) == (
+        f"2 line(s) of {path} refused (above): their agent was deactivated, or its grant "
+        "narrowed, while the file was imported; the other records are imported. Name an agent "
+        "that reads them, or none (shared), and run the import again: what it imported is "
+        "skipped as present."
+    )
+    lines = err.getvalue().splitlines()
+    first, second = import_module.CHUNK + 1, import_module.CHUNK + 2
+    assert f"line {first}: agent: {_refusal(code)}" in lines
+    assert f"line {second}: agent: {_refusal(code)}" in lines
+    assert f"stored {import_module.CHUNK}/{second} records (0 already present)" in lines
+    # The chunk stored before the change stays stored, the agent's line in it too.
+    assert Memory.objects.filter(tenant=tenant).count() == import_module.CHUNK
+    assert list(
+        Memory.objects.filter(agent=agent).values_list("subject__external_id", flat=True)
+    ) == ["user-0"]
+
+
+def test_an_import_waiting_for_another_names_the_one_it_waits_for(tenant, tmp_path, monkeypatch):
+    """An import waiting for another said only that it waited "for another import" (stop
+    68's audit of the commands): which one, since when, an operator could not tell from it,
+    a stuck session and a large file alike (stop 70's review). It names the session holding
+    the lock as PostgreSQL tells it: its backend's pid, its application_name, which a
+    running import sets to its file's name (never its folders), its role and client, and
+    since when its transaction, in which it took the lock, is open."""
+    folder = tmp_path / "private-folder"
+    folder.mkdir()
+    first_path, second_path = folder / "first.jsonl", tmp_path / "second.jsonl"
+    first_path.write_text(record(tenant))
+    second_path.write_text(record(tenant, subject="user-10"))
+    stored, go = threading.Event(), threading.Event()
+    holder = {}
+    real_store_many = import_module.memory_store_many
+
+    def store_then_hold(**kwargs):
+        rows = real_store_many(**kwargs)
+        if threading.current_thread().name == "first":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                holder["pid"] = cursor.fetchone()[0]
+            stored.set()  # it holds the import lock until it commits
+            assert go.wait(60)
+        return rows
+
+    monkeypatch.setattr(import_module, "memory_store_many", store_then_hold)
+    first = in_thread(
+        lambda: call_command(
+            "import_memories", str(first_path), stdout=StringIO(), stderr=StringIO()
+        ),
+        name="first",
+        released=[stored],
+    )
+    err = StringIO()
+    try:
+        assert stored.wait(60)
+        second = _import_on_a_thread(second_path, err)
+        _until_it_waits_or_ends(second)
+        said_while_waiting = err.getvalue()
+        assert second.is_alive(), f"it did not wait for the other import: {err.getvalue()}"
+    finally:
+        go.set()
+        first.outcome(60)
+    second.outcome(60)
+    assert re.search(
+        rf"^the import lock is held by PostgreSQL backend pid {holder['pid']} "
+        r"\(application_name 'memledger import_memories first\.jsonl', role [^,]+, "
+        r"client [^)]+\), its transaction open since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC "
+        r"\(\d+ s\)$",
+        said_while_waiting,
+        re.MULTILINE,
+    ), said_while_waiting
+    assert "private-folder" not in said_while_waiting
+    assert Memory.objects.filter(tenant=tenant).count() == 2
+
+
+@pytest.mark.parametrize("code", list(_CHANGES))
+def test_an_agent_changed_while_the_file_is_validated_fails_the_import(
+    tenant, tmp_path, monkeypatch, code
+):
+    """An agent deactivated, or its grant narrowed, while the file is validated (its first
+    read, minutes for a large file) was judged as it stood when the import started: its
+    later lines passed (stop 70's review). They are the error lines an import started then
+    gives, and nothing of the file is imported, as for any wrong line."""
+    agent = AgentFactory(tenant=tenant, name="late")
+    path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
+    real_validate = import_module.Command._validate_line
+    calls = []
+
+    def change_then_validate(command, number, line, recent):
+        if number == import_module.CHUNK:
+            calls.append(number)
+            if len(calls) == 1:  # its first read, the agent's lines not read yet
+                in_thread(lambda: _CHANGES[code](agent), name="administrator").outcome(30)
+        return real_validate(command, number, line, recent)
+
+    monkeypatch.setattr(import_module.Command, "_validate_line", change_then_validate)
+    err = StringIO()
+    with pytest.raises(CommandError, match=r"^2 error\(s\) in .*; nothing imported\.$"):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    first, second = import_module.CHUNK + 1, import_module.CHUNK + 2
+    assert err.getvalue().splitlines() == [
+        f"line {first}: agent: {_refusal(code)}",
+        f"line {second}: agent: {_refusal(code)}",
+    ]
+    assert not Memory.objects.exists()

@@ -24,9 +24,14 @@ written in one transaction: an import that fails or is stopped leaves nothing, a
 again skips what is already present. Imports take turns (``locks.import_lock``): one that
 waits for another says so on stderr, and ``--lock-wait`` bounds the wait. A line naming an
 agent that would never be given its memory (deactivated, or whose grant does not read its
-type or sensitivity) is an error. Records in use that are already past their class's
-retention period under the tenant's active policy are imported and counted: retrieval gives
-them to no agent, and the next retention sweep deletes them (docs/operations.md).
+type or sensitivity) is an error, judged against the agent as it stands at most CHUNK lines
+before (``_agents_reread``): one deactivated or whose grant is narrowed while the file is
+validated fails the import, nothing imported, and one changed while it is stored has its later
+lines refused with the same error lines and left out, the records before them and the other
+lines stored, the command then ending in an error that counts them. Records in use that are
+already past their class's retention period under the tenant's active policy are imported and
+counted: retrieval gives them to no agent, and the next retention sweep deletes them
+(docs/operations.md).
 """
 
 import codecs
@@ -36,6 +41,7 @@ import math
 import os
 import time
 from collections import defaultdict, deque
+from datetime import UTC
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, OperationalError, connection, transaction
@@ -103,6 +109,16 @@ from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, content_hash,
 IMPORT_FIELDS = ("tenant", "agent", "status", "valid_from", "created_at")
 IMPORT_STATUSES = (Status.ACTIVE, Status.REVOKED, Status.EXPIRED)
 CHUNK = 256
+# What an import reads of the agents its lines name (``_validate_line``, ``_check_grant``).
+AGENT_FIELDS = ("tenant_id", "name", "is_active", "read_types", "max_sensitivity")
+# The codes of a line refused for where its agent stands, not for what the line says: when the
+# agent changes while the file is stored, such a line is left out, and the others stored.
+AGENT_STANDING_CODES = frozenset(
+    {"agent_deactivated", "grant.type_not_readable", "grant.sensitivity_above_max"}
+)
+# PostgreSQL's application_name of an import's session while it runs, which another import
+# waiting for it names (``_lock_holder``): the file's name only, never its folders.
+APPLICATION_NAME = "memledger import_memories {}"
 # Lines validated between two progress lines.
 PROGRESS_EVERY = 10_000
 # PostgreSQL's SQLSTATE for "out of shared memory": its lock table is full.
@@ -161,15 +177,15 @@ class Command(BaseCommand):
         self.screen = screen
         # A deleted tenant takes no new rows (its deletion has verified it holds none).
         self.tenants = {t.slug: t for t in Tenant.objects.filter(deleted_at=None)}
-        # By (tenant id, name), with what a line naming the agent is checked against.
+        # By (tenant id, name), with what a line naming the agent is checked against: read
+        # again every CHUNK lines (``_agents_reread``), those named since the last read, and
+        # at its first line since then one not named before (``_agent``).
         self.agents = {
-            (agent.tenant_id, agent.name): agent
-            for agent in Agent.objects.only(
-                "tenant_id", "name", "is_active", "read_types", "max_sensitivity"
-            )
+            (agent.tenant_id, agent.name): agent for agent in Agent.objects.only(*AGENT_FIELDS)
         }
+        self.agents_read: set = set()
         checked = valid = errors = 0
-        for _number, _line, record, line_errors in self._records():
+        for _number, _line, record, line_errors, _codes in self._records():
             for error in line_errors:
                 self.stderr.write(error)
             errors += len(line_errors)
@@ -177,13 +193,15 @@ class Command(BaseCommand):
             checked += 1
             if checked % PROGRESS_EVERY == 0:
                 self.stderr.write(f"validated {checked} records, {errors} error(s) so far")
+            if checked % CHUNK == 0:
+                self._agents_reread()
         if errors:
             raise CommandError(f"{errors} error(s) in {file}; nothing imported.")
         if dry_run:
             self.stdout.write(f"{valid} record(s) valid; dry run, nothing imported.")
             return
         try:
-            imported, skipped, deleted, overdue = self._store(valid)  # one transaction
+            imported, skipped, deleted, overdue, refused = self._store(valid)  # one transaction
         except EmbeddingError as exc:
             raise CommandError(f"The embedding model failed ({exc}); nothing imported.") from exc
         except IntegrityError as exc:
@@ -219,6 +237,15 @@ class Command(BaseCommand):
                 "under their tenant's policy: no agent is given them, and the next retention "
                 "sweep deletes them."
             )
+        if refused:
+            # Committed: the other records are imported, these lines not (their error lines
+            # are on stderr), and the exit status says so.
+            raise CommandError(
+                f"{refused} line(s) of {file} refused (above): their agent was deactivated, or "
+                "its grant narrowed, while the file was imported; the other records are "
+                "imported. Name an agent that reads them, or none (shared), and run the import "
+                "again: what it imported is skipped as present."
+            )
 
     def _lines(self):
         """Yield (number, line) of the file, a line at a time, as a text-mode read splits
@@ -253,7 +280,8 @@ class Command(BaseCommand):
                     yield number, line
 
     def _records(self):
-        """Yield (number, line, record or None, errors) for every line that is not blank."""
+        """Yield (number, line, record or None, errors, their codes) for every line that is
+        not blank."""
         # Per (tenant id, subject), the contents of its latest valid lines, as many as the
         # tenant's split_window_writes: the split-write guard joins a line to them as
         # admission joins a write to the agent's recent ones. Built again on each read of the
@@ -261,22 +289,23 @@ class Command(BaseCommand):
         recent: dict = {}
         for number, line in self._lines():
             if line.strip():
-                record, errors = self._validate_line(number, line, recent)
-                yield number, line, record, errors
+                record, errors, codes = self._validate_line(number, line, recent)
+                yield number, line, record, errors, codes
 
     def _validate_line(self, number: int, line: str, recent: dict):
-        """Return (the record, []) of a valid line, or (None, its errors); ``recent`` holds
-        the contents of the earlier valid lines by (tenant id, subject), and takes this
-        one's."""
+        """Return (the record, [], set()) of a valid line, or (None, its errors, their codes);
+        ``recent`` holds the contents of the earlier valid lines by (tenant id, subject), and
+        takes this one's."""
         where = f"line {number}"
         try:
             # A key named twice is refused, as the write API refuses it (``malformed_json``):
             # which value wins depends on the parser (stop 58's audit of the commands).
             data = json_loads(line, as_api=True)
         except (json.JSONDecodeError, ValueError) as exc:
-            return None, [f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"]
+            message = exc.msg if hasattr(exc, "msg") else exc
+            return None, [f"{where}: invalid JSON ({message})"], {"invalid_json"}
         if not isinstance(data, dict):
-            return None, [f"{where}: must be a JSON object"]
+            return None, [f"{where}: must be a JSON object"], {"invalid"}
         extra = {key: data.pop(key) for key in IMPORT_FIELDS if key in data}
         line_errors = FieldErrors()
         slug = extra.get("tenant")
@@ -316,7 +345,7 @@ class Command(BaseCommand):
         elif agent and tenant is not None and status == Status.ACTIVE:
             # A revoked or expired line is given to no agent whoever it names: its agent is
             # history, as its dates are (refused as well until stop 69's review).
-            owner = self.agents[(tenant.id, agent)]
+            owner = self._agent(tenant.id, agent)
             if not owner.is_active:
                 line_errors.add(
                     "agent",
@@ -332,7 +361,7 @@ class Command(BaseCommand):
             candidate = None
         if candidate is not None and tenant is not None:
             self._settle_user_scope(tenant, candidate, line_errors)
-            owner = self.agents.get((tenant.id, agent)) if agent else None
+            owner = self._agent(tenant.id, agent) if agent else None
             if owner is not None and owner.is_active and status == Status.ACTIVE:
                 _check_grant(owner, candidate, line_errors)
         if candidate is not None:
@@ -365,11 +394,16 @@ class Command(BaseCommand):
         if line_errors.by_field:
             # At most 50 unknown fields named, the rest counted, as the API answers them: a
             # line of 90,000 was told in 90,000 lines.
-            return None, [
-                f"{where}: {name}: {item['message']} ({item['code']})"
+            items = [
+                (name, item)
                 for name, items in bounded(line_errors.by_field).items()
                 for item in items
             ]
+            return (
+                None,
+                [f"{where}: {name}: {item['message']} ({item['code']})" for name, item in items],
+                {item["code"] for _, item in items},
+            )
         window = split_window(admission)
         if self.screen and window > 0:
             key = (tenant.pk, candidate.subject)
@@ -384,7 +418,37 @@ class Command(BaseCommand):
             "reading": reading,
             "line": number,
         }
-        return record, []
+        return record, [], set()
+
+    def _agent(self, tenant_id, name: str):
+        """Return the agent ``name`` of the tenant as it stood at the latest read of it, read
+        now when no line named it since the last re-read (``_agents_reread``); None for no
+        such agent (agents are never deleted: one made since the import started is none)."""
+        key = (tenant_id, name)
+        agent = self.agents.get(key)
+        if agent is not None and key not in self.agents_read:
+            # Named first since the last re-read: the agent as the import started (or as an
+            # earlier chunk read it), minutes ago in a large file, is read again.
+            agent = Agent.objects.only(*AGENT_FIELDS).filter(pk=agent.pk).first() or agent
+            self.agents[key] = agent
+            self.agents_read.add(key)
+        return agent
+
+    def _agents_reread(self) -> None:
+        """Read again the agents the lines named since the last re-read (one query): the
+        next lines are judged against each as it stands now, deactivated or its grant
+        narrowed meanwhile, as an import started now would judge them. Called every CHUNK
+        lines of each read of the file, so a change is seen at most CHUNK lines late.
+
+        Read at the start only, an agent deactivated (or whose grant was narrowed) while a
+        large file was imported, minutes, owned the lines after that moment all the same,
+        given to no agent (stop 70's review)."""
+        named = [self.agents[key].pk for key in self.agents_read]
+        self.agents_read = set()
+        for agent in Agent.objects.only(*AGENT_FIELDS).filter(pk__in=named):
+            key = (agent.tenant_id, agent.name)
+            self.agents[key] = agent
+            self.agents_read.add(key)
 
     @staticmethod
     def _settle_user_scope(tenant, candidate, line_errors: FieldErrors) -> None:
@@ -449,16 +513,27 @@ class Command(BaseCommand):
             )
 
     @transaction.atomic
-    def _store(self, total: int) -> tuple[int, int, int, int]:
+    def _store(self, total: int) -> tuple[int, int, int, int, int]:
         """Parse the file again and store its records, CHUNK at a time; return (imported,
-        skipped as present, skipped as deleted, imported in use past their retention). One
-        transaction: a record the first pass found valid and this one does not (the file
-        changed meanwhile) undoes the whole import."""
-        imported = skipped = deleted = overdue = 0
+        skipped as present, skipped as deleted, imported in use past their retention, lines
+        refused). One transaction: a record the first pass found valid and this one does not
+        (the file changed meanwhile) undoes the whole import, unless only its agent refuses
+        it now (deactivated, or its grant narrowed, since: ``AGENT_STANDING_CODES``), which
+        leaves the line out, says why on stderr and stores the others."""
+        imported = skipped = deleted = overdue = refused = 0
         chunk = []
+        with connection.cursor() as cursor:
+            # Until the commit (``is_local``): what another import waiting names this one by.
+            cursor.execute(
+                "SELECT set_config('application_name', %s, true)",
+                [APPLICATION_NAME.format(os.path.basename(_text_name(self.file)))],
+            )
         # Before the first read of what is present: a second run of the file waits for this
         # one to commit, then skips its records as present.
         self._import_lock()
+        # The second read starts with the agents as they stand once the turn came, after
+        # minutes of another import maybe.
+        self._agents_reread()
 
         def store() -> None:
             nonlocal imported, skipped, deleted, overdue
@@ -466,13 +541,22 @@ class Command(BaseCommand):
             imported, skipped, deleted = imported + stored, skipped + seen, deleted + gone
             overdue += late
             since = f", {deleted} deleted since" if deleted else ""
+            left_out = f", {refused} line(s) refused" if refused else ""
             self.stderr.write(
                 f"stored {imported + skipped + deleted}/{total} records ({skipped} already "
-                f"present{since})"
+                f"present{since}{left_out})"
             )
             chunk.clear()
+            # The next lines are judged against their agents as they stand after this chunk.
+            self._agents_reread()
 
-        for number, _line, record, errors in self._records():
+        for number, _line, record, errors, codes in self._records():
+            if errors and codes <= AGENT_STANDING_CODES:
+                # As an import started now would tell it; the records before it stay stored.
+                for error in errors:
+                    self.stderr.write(error)
+                refused += 1
+                continue
             if errors:
                 raise CommandError(
                     f"{self.file} changed while it was imported (line {number} is no longer "
@@ -483,7 +567,7 @@ class Command(BaseCommand):
                 store()
         if chunk:
             store()
-        return imported, skipped, deleted, overdue
+        return imported, skipped, deleted, overdue, refused
 
     def _import_lock(self) -> None:
         """Take the lock imports take turns on (``locks.import_lock``), saying on stderr that
@@ -502,6 +586,7 @@ class Command(BaseCommand):
             "waiting for another import to end: imports take turns, whatever their file or "
             f"tenant, each until it commits{bound}"
         )
+        self.stderr.write(_lock_holder())
         started = time.monotonic()
         try:
             if self.lock_wait == 0:
@@ -754,6 +839,54 @@ def _stored_sensitivity(candidate) -> str:
 
 class _LockWaitOver(Exception):
     """Another import held the import lock longer than ``--lock-wait``."""
+
+
+# The session holding the import lock, as PostgreSQL tells it: the lock's 64-bit key is split
+# into classid (its high 32 bits) and objid (its low ones), objsubid 1 for a bigint key.
+_HOLDER_SQL = """
+    WITH lock AS (SELECT hashtextextended(%s, 0) AS key)
+    SELECT a.pid, a.application_name, a.usename, host(a.client_addr), a.client_hostname,
+           a.client_port, a.xact_start, extract(epoch FROM clock_timestamp() - a.xact_start)
+    FROM pg_locks l
+    JOIN pg_stat_activity a ON a.pid = l.pid
+    CROSS JOIN lock
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.classid::bigint = (lock.key >> 32) & 4294967295
+      AND l.objid::bigint = lock.key & 4294967295
+    LIMIT 1
+"""
+
+
+def _lock_holder() -> str:
+    """Return the line naming the session that holds the import lock, from what PostgreSQL
+    tells (``pg_locks`` with ``pg_stat_activity``): its backend's pid, its application_name
+    (an import's is ``APPLICATION_NAME``: its file's name), its role and client, and since
+    when its transaction, in which it took the lock, is open. Until stop 70's review the wait
+    was told without naming what it waited for."""
+    with connection.cursor() as cursor:
+        cursor.execute(_HOLDER_SQL, [IMPORT_LOCK])
+        row = cursor.fetchone()
+    if row is None:
+        return (
+            "the session holding the import lock could not be read: it has just ended, or "
+            "this database role may not see it"
+        )
+    pid, application, role, address, hostname, port, began, age = row
+    named = [f"application_name {application!r}" if application else "no application_name"]
+    if role:
+        named.append(f"role {role}")
+    if address or hostname:
+        named.append(f"client {' '.join(dict.fromkeys(n for n in (hostname, address) if n))}")
+    elif port == -1:  # NULL when this role may not see the session's client
+        named.append("client on the local socket")
+    since = (
+        f", its transaction open since {began.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC "
+        f"({float(age):.0f} s)"
+        if began is not None
+        else ""
+    )
+    return f"the import lock is held by PostgreSQL backend pid {pid} ({', '.join(named)}){since}"
 
 
 def _check_grant(owner: Agent, candidate, line_errors: FieldErrors) -> None:
