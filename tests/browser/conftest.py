@@ -67,10 +67,12 @@ class ServerConnections:
     def __init__(self, live_server):
         self.httpd = live_server.thread.httpd
         self.changed = threading.Condition()
-        # client address -> (its number, in the order of accept; what it is doing)
-        self.open: dict[tuple, tuple[int, str]] = {}
+        # connection -> (its number, in the order of accept; its client's address; what it
+        # does). By connection, not address: a client may reuse the port of a connection the
+        # server still answers (one it reset).
+        self.open: dict[socket.socket, tuple[int, tuple, str]] = {}
         self.accepted = 0
-        self.here = threading.local()  # the client address a server thread answers
+        self.here = threading.local()  # the connection a server thread answers
         accept, answer, app = (
             self.httpd.process_request,
             self.httpd.process_request_thread,
@@ -79,29 +81,29 @@ class ServerConnections:
 
         def accepted(request, address):  # on the server's thread, as it accepts
             with self.changed:
-                self.open[address[:2]] = (self.accepted, "connected")
+                self.open[request] = (self.accepted, address[:2], "connected")
                 self.accepted += 1
                 self.changed.notify_all()
             try:
                 accept(request, address)  # starts the connection's thread
             except BaseException:
-                self._forget(address)
+                self._forget(request)
                 raise
 
         def answering(request, address):  # the connection's thread
-            self.here.address = address
+            self.here.request = request
             try:
                 answer(request, address)  # every request of the connection, then its close
             finally:
-                self._forget(address)
+                self._forget(request)
 
         def described(environ, start_response):
-            address = getattr(self.here, "address", None)  # None: accepted before counting
+            request = getattr(self.here, "request", None)  # None: accepted before counting
             with self.changed:
-                if address is not None and address[:2] in self.open:
-                    number, _ = self.open[address[:2]]
+                if request in self.open:
+                    number, address, _ = self.open[request]
                     doing = f"{environ['REQUEST_METHOD']} {environ['PATH_INFO']}"
-                    self.open[address[:2]] = (number, doing)
+                    self.open[request] = (number, address, doing)
             return app(environ, start_response)
 
         # ThreadingMixIn looks both methods up on the server, so the instance's win.
@@ -109,9 +111,9 @@ class ServerConnections:
         self.httpd.process_request_thread = answering
         self.httpd.set_app(described)
 
-    def _forget(self, address) -> None:
+    def _forget(self, request) -> None:
         with self.changed:
-            self.open.pop(address[:2], None)
+            self.open.pop(request, None)
             self.changed.notify_all()
 
     def mark(self) -> int:
@@ -122,11 +124,11 @@ class ServerConnections:
     def wait_until_closed(self, since: int, timeout: float) -> list[str]:
         """Wait ``timeout`` seconds at most for the server to close every connection it has
         accepted from mark ``since`` on, and any it has not accepted yet; return what those
-        still open are doing."""
+        still open are doing. Fail if the server accepts without counting."""
         deadline = time.monotonic() + timeout
 
         def left() -> list[str]:
-            return sorted(doing for number, doing in self.open.values() if number >= since)
+            return sorted(doing for number, _, doing in self.open.values() if number >= since)
 
         # A connection the browser made before it closed may wait in the listening socket's
         # queue, not accepted yet. The queue is first in, first out: once the server has
@@ -134,9 +136,18 @@ class ServerConnections:
         with socket.create_connection(self.httpd.server_address[:2], timeout=timeout) as probe:
             mine = probe.getsockname()[:2]
             with self.changed:
-                self.changed.wait_for(
-                    lambda: mine in self.open, timeout=max(0, deadline - time.monotonic())
+                counted = self.changed.wait_for(
+                    lambda: any(address == mine for _, address, _ in self.open.values()),
+                    timeout=max(0, deadline - time.monotonic()),
                 )
+        if not counted:
+            # The hooks above are on socketserver's and Django's internals: were they no
+            # longer called, the wait would wait for nothing and pass.
+            pytest.fail(
+                f"the live server counted no connection in {timeout} s, not even this wait's"
+                " own: its accepts no longer go through ServerConnections",
+                pytrace=False,
+            )
         # Closed, the probe is answered by an end of the connection.
         with self.changed:
             self.changed.wait_for(lambda: not left(), timeout=max(0, deadline - time.monotonic()))
