@@ -276,7 +276,9 @@ def match_rules(
                 if _fires(rule, text):
                     fired.append(rule.code)
                     break
-            elif any(may >> (start + k) & 1 and p.search(text) for k, p in enumerate(pieces)):
+            elif any(
+                may >> (start + k) & 1 and _piece_fires(rule, p, text) for k, p in enumerate(pieces)
+            ):
                 fired.append(rule.code)
                 break
     return fired
@@ -360,7 +362,8 @@ class _RuleIndex:
     split-write rule's joined texts; now only the alternatives a reading may match run.
     Only rules whose verdict is "any match" are cut: a rule with exemptions
     (``exempt_own_world``, ``question_only``) judges each match of the whole pattern, and a
-    pattern with a backreference is kept whole.
+    pattern with a backreference is kept whole. The provider's exemption judges a match by its
+    span alone, so its rules are cut and each piece's matches judged (``_piece_fires``).
     """
 
     def __init__(self, rules: list[Rule]):
@@ -478,6 +481,17 @@ def build_literal_indexes() -> None:
     _sensitive_index()
 
 
+def _piece_fires(rule: Rule, piece: re.Pattern, reading: str) -> bool:
+    """Return whether ``piece``, one of ``rule``'s top-level alternatives, matches ``reading``
+    somewhere the provider's exemption does not excuse (the only exemption a cut rule may
+    have: ``_alternatives``). It judges a match by its span alone, so a piece's matches are
+    judged as the whole pattern's are; kept whole, the record rules it exempts lost their
+    literal prefilter's cut and read every text naming a customer (stop 70's record fix)."""
+    if not rule.exempt_own_provider:
+        return piece.search(reading) is not None
+    return _first_unexcused(piece, reading, lambda m: _own_provider(reading, m)) is not None
+
+
 def _has_needs(rule: Rule, reading: str) -> bool:
     return not rule.needs or any(needle in reading for needle in rule.needs)
 
@@ -495,6 +509,8 @@ def _excused(rule: Rule, reading: str, match: re.Match) -> bool:
         return True
     if rule.exempt_users_own and _users_own(reading, match.start()):
         return True
+    if rule.exempt_own_provider and _own_provider(reading, match):
+        return True
     return rule.exempt_someone_else and _someone_else_acts(reading, match.start())
 
 
@@ -508,6 +524,27 @@ def _users_own(reading: str, start: int) -> bool:
     """Return whether the match at ``start`` names the user's own record
     (``Rule.exempt_users_own``)."""
     return bool(_USERS_OWN_BEFORE.search(reading, max(0, start - 60), start))
+
+
+# How far around a record's match its provider's field is read: a record's other fields, on
+# its line or the lines of a value ("gym: PureGym\nmembership: Premium\ncustomer number:
+# 5512"). Read to the text's ends, a 4,000-character line of excused matches would be read
+# again for each (``_first_unexcused`` tries every start): quadratic.
+_PROVIDER_REACH = 160
+
+
+def _own_provider(reading: str, match: re.Match) -> bool:
+    """Return whether the record ``match`` is read in names the person's own provider as a
+    field (``Rule.exempt_own_provider``), at most ``_PROVIDER_REACH`` characters before the
+    match to as far after it, not as a customer's value ("Customer - Acme Hotel Group")."""
+    low = max(0, match.start() - _PROVIDER_REACH)
+    high = min(len(reading), match.end() + _PROVIDER_REACH)
+    return any(
+        not business_state.A_CUSTOMERS_KEY_BEFORE.search(
+            reading, max(0, hit.start() - 40), hit.start()
+        )
+        for hit in business_state.OWN_PROVIDER_FIELD.finditer(reading, low, high)
+    )
 
 
 def _first_unexcused(

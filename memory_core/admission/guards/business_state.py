@@ -505,6 +505,33 @@ _CUSTOMER_KEY = (
     r"(?:customers?|clients?|subscribers?|(?:customer|client|account|subscriber)"
     r"[\s_-]?(?:id|no|number|name|ref|reference|code))"
 )
+# The person's own providers, whose membership, card and tier are theirs: a record naming one
+# as a field, by its kind ("Gym: PureGym", "supermarket Tesco", '{"library": ...}') or in
+# its name ("PureGym - membership Premium - ...", "Tesco Clubcard - ..."), is their own
+# ("Gym: PureGym / membership Premium / customer number 5512" was refused by stop 69's record
+# rules): not a customer's of this system, which a customer's field never names so. A field
+# starts the record or follows a separator; a customer's or an account's field is no
+# provider's ("customer gym-1 / tier Gold").
+OWN_PROVIDERS = (
+    r"(?:gym|fitness|health club|leisure cent(?:re|er)|sports club|swimming pool|yoga studio|"
+    r"library|supermarket|grocery|grocer|clubcard|club card|loyalty card|rewards card|"
+    r"store card|points card|pharmacy|drugstore|airline|frequent flyer|hotel|cinema|"
+    r"theat(?:re|er)|museum|zoo|bookshop|bookstore|coffee shop|cafe)"
+)
+OWN_PROVIDER_FIELD = re.compile(
+    r"(?:^|[\n;,{}(\[|/\u2013\u2014]|\s-\s)\s*\"?(?!(?:customers?|clients?|subscribers?|"
+    r"accounts?|acct)\b)(?:[a-z'&.]{1,40}+[\s_-]+){0,2}?[a-z]{0,20}?"
+    + OWN_PROVIDERS
+    # ... its key or its name: before a separator or a name, not a field alone at the record's
+    # end ("customer C-1 / tier Gold / hotel").
+    + r"(?![a-z])(?=\"?\s*(?:[:=/|,;\u2013\u2014]|-\s|\s+[\w\"]))",
+    re.IGNORECASE,
+)
+# ... and not as a customer's value after a dash, which reads as a field's start: "Customer -
+# Acme Hotel Group, Tier - Platinum" is a customer's tier, the customer a hotel.
+A_CUSTOMERS_KEY_BEFORE = re.compile(
+    r"\b(?:" + _CUSTOMER_KEY + r"|accounts?|acct)\"?\s*\Z", re.IGNORECASE
+)
 # A tier under a key of its own: "tier", "plan", "loyalty_tier", "membership level". Not a
 # package, which is what the user sells their own clients ({"client": "Acme", "package":
 # "Premium"}, refused and stored again alike).
@@ -551,13 +578,18 @@ _REC_SEP = r"(?:\s*[;,|/&]\s*|\s+)\"?"
 _REC_FIELDS_BETWEEN = (
     r"(?:" + _REC_SEP + r"[\w.\-]{1,40}+" + _REC_KEY_SEP + _REC_VALUE + r"){0,5}?" + _REC_SEP
 )
-_NOT_PROSE = (
-    r"(?!\s*\"?(?:since|for|of|at|in|on|with|to|from|by|about|is|was|are|were|be|been|has|had|have|"
+_PROSE_WORDS = (
+    r"(?:since|for|of|at|in|on|with|to|from|by|about|is|was|are|were|be|been|has|had|have|"
     r"said|says|asked|wants?|service|services|support|care|success|experience|feedback|"
     r"satisfaction|journey|portal|base|count|list|favou?rites?|happy|unhappy|satisfied|and|"
     r"or|but|a|an|who|that|which|no|not|never|me|myself|i|you|we|us|they|them|he|she|him|"
-    r"her|everyone|anyone)\b)"
+    r"her|everyone|anyone)"
 )
+_NOT_PROSE = r"(?!\s*\"?" + _PROSE_WORDS + r"\b)"
+# ... and after a key's ":", "=" or dash, a word joined to the next by a hyphen is a value, not
+# prose: "customer: since-2019 tier: Gold" (stored until stop 70's record fix), where
+# "Customer since 2019 / plan Premium" is the user's own.
+_NOT_PROSE_JOINED = r"(?!\s*\"?" + _PROSE_WORDS + r"(?![\w-]))"
 _REC_TIER_NAME = (
     r"\"?(?:the\s+)?"
     + PLAN_NAMES
@@ -582,6 +614,42 @@ _SLASH_FIELDS_BETWEEN = (
     + _SLASH_SEP
 )
 _SLASH_TIER_HELD = _TIER_KEY + _SLASH_KEY_SEP + _REC_TIER_NAME + r"(?=\s*(?:$|[/|;,.)\]}]))"
+# ... and as a line writes a record with dashes: a key and its value apart by a dash
+# ("Customer - C-1, Tier - Platinum", "Customer – C-1; Tier – Platinum"), or its fields
+# ("Customer #C-1 - Plan - Enterprise", "account: A-77 - plan: Pro"). A hyphen is a
+# separator only between spaces ("C-1" is one value), an en or em dash however spaced. Its
+# fields apart by a dash, ";", ",", a slash, a bar, a line's break, or spaces before a "key:"
+# field; a key and its value by ":", "=", a dash or spaces; a value's words by spaces. An
+# account is a customer's only when an id (a digit in it) is its value: "Account - Netflix,
+# plan - Premium" is the user's own.
+_DASH = r"(?:\s+-\s+|\s*[\u2013\u2014]\s*)"
+_DASH_START = r"(?:^|(?<=[\n;,{}(\[|/.!?:*\u2022\u2013\u2014-]))\s*\"?"
+_DASH_KEY_SEP = r"(?:\"?\s*[:=]\s*\"?|" + _DASH + r"|\s+)"
+_DASH_SEP = r"(?:\s*[;,|/\n]\s*|" + _DASH + r"|\s+(?=\"?[\w.\-]{1,40}+\"?\s*[:=]))\"?"
+# A value's word: not a separator's dash, not a key (a word before its ":"), read once.
+_DASH_WORD = r"(?:\"[^\"\n]{0,80}+\"|(?!-(?!\S))[^\s\":=;,|/\u2013\u2014]{1,40}+)(?!\"?\s*[:=])"
+_DASH_VALUE = _DASH_WORD + r"(?:[^\S\n]+" + _DASH_WORD + r"){0,4}+"
+_DASH_FIELDS_BETWEEN = (
+    r"(?:" + _DASH_SEP + r"[\w.\-]{1,40}+" + _DASH_KEY_SEP + _DASH_VALUE + r"){0,5}?" + _DASH_SEP
+)
+_AN_ACCOUNTS_ID = r"(?:accounts?|acct)" + _DASH_KEY_SEP + _ID + r"(?![^\s;,|/\u2013\u2014])"
+_DASH_CUSTOMER = (
+    r"(?:"
+    + _CUSTOMER_KEY
+    + r"(?:(?:\"?\s*[:=]\s*\"?|"
+    + _DASH
+    + r")"
+    + _NOT_PROSE_JOINED
+    + r"|\s+"
+    + _NOT_PROSE
+    + r"))"
+)
+_DASH_TIER_HELD = (
+    _TIER_KEY
+    + _DASH_KEY_SEP
+    + _REC_TIER_NAME
+    + r"(?=\s*(?:$|[;,|/.)\]}\u2013\u2014])|\s+-(?!\S)|\s+\"?[\w.\-]{1,40}+\"?\s*[:=])"
+)
 # This system's customer as the subject of a clause: "Customer paid ...", "The client has
 # ...", "this customer's ..."; not the user's own ("My client paid ...").
 _A_CUSTOMER_AS_SUBJECT = (
@@ -1398,6 +1466,7 @@ CLASS_RULES: list[Rule] = [
             _CUSTOMER_KEY,
             _KEY_END,
         ),
+        exempt_own_provider=True,
     ),
     # ... or written key=value, its fields apart by spaces: "customer=C-1 tier=Platinum"
     # (stored until stop 69's second round). "The customer=C-1 export format is CSV" holds
@@ -1417,6 +1486,7 @@ CLASS_RULES: list[Rule] = [
             _CUSTOMER_KEY,
             r"\s*=",
         ),
+        exempt_own_provider=True,
     ),
     # ... or written "key: value" apart by spaces, a slash or a bar, or "key value" between
     # slashes: "customer: C-1 tier: Platinum", "customer C-1 / tier Platinum" (stored until
@@ -1458,6 +1528,37 @@ CLASS_RULES: list[Rule] = [
             _NOT_PROSE,
             r"[^\s/|]",
         ),
+        exempt_own_provider=True,
+    ),
+    # ... or written with dashes: "Customer - C-1, Tier - Platinum", "Customer #C-1 - Plan -
+    # Enterprise", "account: A-77 - plan: Pro" (stored until stop 70's record fix, where the
+    # comma, colon, slash and bar records were refused). "Customer - it was great - Plan -
+    # come back in June" holds no tier's name, "Customer - since 2019, plan - Premium" no
+    # customer named, "Gym - PureGym, membership - Premium, customer number - 5512" is the
+    # person's own gym (``exempt_own_provider``).
+    Rule(
+        "class.business_state",
+        rx(
+            _DASH_START,
+            r"(?:",
+            _DASH_CUSTOMER,
+            _DASH_VALUE,
+            r"|",
+            _AN_ACCOUNTS_ID,
+            r")",
+            _DASH_FIELDS_BETWEEN,
+            _DASH_TIER_HELD,
+            r"|",
+            _DASH_START,
+            _DASH_TIER_HELD,
+            _DASH_FIELDS_BETWEEN,
+            r"(?:",
+            _DASH_CUSTOMER,
+            r"(?!-(?!\S))[^\s\":=;,|/\u2013\u2014]|",
+            _AN_ACCOUNTS_ID,
+            r")",
+        ),
+        exempt_own_provider=True,
     ),
     # A balance held by the account: "The account holds $5,400." (stored until stop 68's
     # second round, where "The account balance is $5,400." was refused).
