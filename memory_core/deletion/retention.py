@@ -220,7 +220,7 @@ def _failure_count(failures: list | None, step: str, tenant_id) -> None:
 def _contained(on_failure, *, keep_at_soft_limit: bool = False):
     """Run a part in a savepoint when inside a caller's transaction (a database error there
     aborts the transaction, and every later statement would fail too); on a failure other
-    than the task's soft time limit or the database's as a whole (``_database_unavailable``,
+    than the task's soft time limit or the database's as a whole (``database_unavailable``,
     raised) call ``on_failure()``: it logs, counts and returns, or raises. The part's
     ``rolled_back`` says whether its savepoint undid what it wrote.
 
@@ -241,7 +241,7 @@ def _contained(on_failure, *, keep_at_soft_limit: bool = False):
     except SoftTimeLimitExceeded:
         raise
     except Exception as exc:
-        if _database_unavailable(exc):
+        if database_unavailable(exc):
             raise
         on_failure()
         part.rolled_back, part.failed = connection.in_atomic_block, True
@@ -249,7 +249,7 @@ def _contained(on_failure, *, keep_at_soft_limit: bool = False):
         raise soft_limit
 
 
-def _database_unavailable(exc: Exception) -> bool:
+def database_unavailable(exc: Exception) -> bool:
     """Whether ``exc`` is the database's as a whole, not a part's: a connection lost (a
     restart, a failover) or a database that takes no writes (SQLSTATE 25006, a standby).
     Every later step and tenant would fail alike: it ends the run, and the task retries it

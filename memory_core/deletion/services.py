@@ -1469,13 +1469,16 @@ def _operation_create(
         return None
     if queued_at is not None and not rows:
         _refuse_if_taken_meanwhile(tenant_id, subject_id, queued_key, queued_at)
-    policy = (
-        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
-        .values_list("version", flat=True)
-        .first()
-    )
-    if chosen_under is not None and policy != chosen_under:
-        return None
+    if chosen_under is None:
+        policy = (
+            PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
+            .values_list("version", flat=True)
+            .first()
+        )
+    else:
+        policy = _active_version_held(tenant_id)
+        if policy != chosen_under:
+            return None
     if subject_id is not None and _tenant_deleted(tenant_id):
         raise _TenantDeletedMeanwhile()
     # The database's clock: the events step compares ``requested_at`` with the ``created_at``
@@ -1526,6 +1529,25 @@ def _operation_create(
     )
     deletion_run_on_commit(operation.id)
     return operation
+
+
+def _active_version_held(tenant_id) -> int | None:
+    """Return the tenant's active policy version (None: none is), its row held ``FOR SHARE``
+    until the transaction ends: a publish, which deactivates it (``policy_publish``), waits
+    for this transaction, and one that deactivated it first is waited for, after which none
+    is found active. Read without the lock (until stop 70's review), a version published
+    after the read and before the retention operation committed did not save the rows it
+    keeps longer: the operation deleted them under the version before, committed after it.
+    ``FOR SHARE`` (no ORM spelling): the operations of two sweeps do not wait for each other
+    here; a publish waits for an operation's commit, a second or so at a batch's size."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT version FROM memory_core_policyversion WHERE tenant_id = %s AND is_active "
+            "FOR SHARE",
+            [tenant_id],
+        )
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 def _refuse_if_taken_meanwhile(tenant_id, subject_id, memory_key: str, queued_at) -> None:

@@ -7,11 +7,17 @@ so but ERROR lines among the worker's others. This command prints the report and
 failed steps, and exits 1 when a step failed, so an operator (or a monitoring job) sees it.
 """
 
+import contextlib
 import json
+import signal
+import threading
 
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError, InterfaceError, connection
 
-from memory_core.deletion.retention import retention_apply
+from memory_core.deletion.retention import database_unavailable, retention_apply
 from memory_core.rls import platform_command
 
 
@@ -20,12 +26,28 @@ class Command(BaseCommand):
         "Run one retention sweep now (what the retention-sweep beat task runs every 5 minutes; "
         "a run beside the task's is safe) and print its report as JSON. Exits 1, naming them, "
         "when a step failed (steps_failed: logged with its error, the later steps went on); "
-        "the tenants whose part of a step failed (tenant_failures) are named too."
+        "the tenants whose part of a step failed (tenant_failures) are named too. A database "
+        "it cannot use (not reachable, or taking no writes) ends it with exit 1 and no report, "
+        "and so does the beat task's soft time limit (CELERY_TASK_SOFT_TIME_LIMIT), which ends "
+        "a run still going then, as it ends the task's."
     )
 
-    @platform_command  # every tenant's rows, as the beat task's platform_scope
     def handle(self, *args, **options):
-        report = retention_apply()
+        limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
+        try:
+            with _soft_time_limit(limit):
+                report = self._sweep()
+        except SoftTimeLimitExceeded:
+            raise CommandError(
+                f"retention sweep: the run was ended at {limit:g} s, the beat task's soft time "
+                "limit (CELERY_TASK_SOFT_TIME_LIMIT), as the task's is: a statement waited that "
+                "long (a lock another transaction holds: a subject's deletion, say). What its "
+                "steps committed is kept, and the next run goes on."
+            ) from None
+        except (DatabaseError, InterfaceError) as exc:  # connecting, before the sweep began
+            if not database_unavailable(exc):
+                raise
+            raise _unusable(exc, "the sweep did not begin") from exc
         self.stdout.write(json.dumps(report, indent=2, sort_keys=True))
         for failure in report["tenant_failures"]:
             self.stderr.write(
@@ -40,3 +62,58 @@ class Command(BaseCommand):
                 "steps went on, and a failed step's rows wait for a run in which it succeeds "
                 "(docs/operations.md, Retention)."
             )
+
+    @platform_command  # every tenant's rows, as the beat task's platform_scope
+    def _sweep(self, *args, **options) -> dict:
+        """Run the sweep; what the database as a whole refused (``database_unavailable``,
+        which the sweep raises: every later step would fail alike) is a ``CommandError``.
+        Judged here: leaving platform mode after a lost connection connects again."""
+        try:
+            return retention_apply()
+        except (DatabaseError, InterfaceError) as exc:
+            if not database_unavailable(exc):
+                raise
+            raise _unusable(
+                exc, "the sweep stopped there; what its steps committed is kept"
+            ) from exc
+
+
+@contextlib.contextmanager
+def _soft_time_limit(seconds: float | None):
+    """Raise ``SoftTimeLimitExceeded`` in the block after ``seconds`` (None or 0: never), as
+    a worker does at a task's soft time limit: the sweep ends where it is, its steps' commits
+    kept (``retention._contained``). Until stop 70's review a command whose operation waited
+    for a subject's lock (held by that subject's deletion for as long as it runs, or by an
+    abandoned session for good) waited as long, printing nothing, where the task's run ends.
+
+    A signal (``SIGALRM``), as the worker's: only the main thread receives them, and a
+    command called from another thread is not bounded."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        # The statement the sweep may be waiting in is cancelled on the server too: the raise
+        # alone ends the client's wait, and the server's backend waited on (in a subject's
+        # lock, say, with the rows its transaction locked) until it was granted.
+        raw = connection.connection
+        if raw is not None:
+            with contextlib.suppress(Exception):
+                raw.cancel_safe(timeout=5)
+        raise SoftTimeLimitExceeded()
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _unusable(exc: Exception, where: str) -> CommandError:
+    """The sweep's end on a database it cannot use (a traceback until stop 70's review)."""
+    return CommandError(
+        f"retention sweep: the database could not be used ({str(exc).strip()}); {where}. Run "
+        "it again once the database takes writes (the beat task's runs retry on their own)."
+    )
