@@ -11,12 +11,14 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from memory_core.locks import import_lock
 from memory_core.management.commands import import_memories as import_module
-from memory_core.models import Memory, Subject
+from memory_core.models import Agent, Memory, Subject
+from memory_core.rls import platform_scope
 from memory_core.services.api_keys import agent_deactivate, agent_grant_set
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, TenantFactory
 from tests.memory_core.admission.test_commands import record
 from tests.threads import in_thread, someone_waits_for_a_lock
 
@@ -220,38 +222,34 @@ _CHANGES = {
 
 
 @pytest.mark.parametrize("code", list(_CHANGES))
-def test_an_agent_changed_between_two_chunks_owns_none_of_the_later_lines(
-    tenant, tmp_path, monkeypatch, code
-):
+def test_an_agent_changed_between_two_chunks_fails_the_import(tenant, tmp_path, monkeypatch, code):
     """docs/api.md: a line in use naming an agent that is deactivated, or whose grant does
-    not read its type or sensitivity, is an error line. The import read the agents once, as
-    it started: one deactivated, or its grant narrowed, while a large file was stored
-    (minutes) still owned the lines after that moment, private memories given to no agent
-    (stop 70's review). The lines after the change are refused with the error line an import
-    started then gives, left out, and the records stored before it stay stored, with the
-    rest of the file; the command ends in an error that counts the lines refused."""
+    not read its type or sensitivity, is an error line, and nothing is imported if any line
+    is wrong. The import read the agents once, as it started: one deactivated, or its grant
+    narrowed, while a large file was stored (minutes) still owned the lines after that
+    moment, private memories given to no agent (stop 70's review). The first line after the
+    change is told with the error line an import started then gives, and the import fails,
+    all or nothing: the records stored before it are rolled back with the rest (stop 70's
+    review made it commit them and leave the later lines out; the lead's decision)."""
     agent = AgentFactory(tenant=tenant, name="late")
     path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
     _after_the_first_chunk(monkeypatch, lambda: _CHANGES[code](agent))
     err = StringIO()
-    with pytest.raises(CommandError) as refused:
+    with pytest.raises(CommandError) as failed:
         call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
-    assert str(refused.value) == (
-        f"2 line(s) of {path} refused (above): their agent was deactivated, or its grant "
-        "narrowed, while the file was imported; the other records are imported. Name an agent "
-        "that reads them, or none (shared), and run the import again: what it imported is "
-        "skipped as present."
+    first = import_module.CHUNK + 1
+    assert str(failed.value) == (
+        f"{path} changed while it was imported, or an agent its lines name did (deactivated, "
+        f"renamed, or its grant narrowed): line {first} is no longer valid (above); nothing "
+        "imported. Run the import again once the lines are fixed: it names every wrong line "
+        "before it imports any."
     )
     lines = err.getvalue().splitlines()
-    first, second = import_module.CHUNK + 1, import_module.CHUNK + 2
     assert f"line {first}: agent: {_refusal(code)}" in lines
-    assert f"line {second}: agent: {_refusal(code)}" in lines
-    assert f"stored {import_module.CHUNK}/{second} records (0 already present)" in lines
-    # The chunk stored before the change stays stored, the agent's line in it too.
-    assert Memory.objects.filter(tenant=tenant).count() == import_module.CHUNK
-    assert list(
-        Memory.objects.filter(agent=agent).values_list("subject__external_id", flat=True)
-    ) == ["user-0"]
+    assert not [line for line in lines if line.startswith(f"line {first + 1}:")]
+    # Nothing stays stored, the chunk stored before the change neither.
+    assert not Memory.objects.exists()
+    assert not Subject.objects.filter(tenant=tenant).exists()
 
 
 def test_an_import_waiting_for_another_names_the_one_it_waits_for(tenant, tmp_path, monkeypatch):
@@ -324,12 +322,12 @@ def test_an_agent_changed_while_the_file_is_validated_fails_the_import(
     real_validate = import_module.Command._validate_line
     calls = []
 
-    def change_then_validate(command, number, line, recent):
+    def change_then_validate(command, number, data, recent):
         if number == import_module.CHUNK:
             calls.append(number)
             if len(calls) == 1:  # its first read, the agent's lines not read yet
                 in_thread(lambda: _CHANGES[code](agent), name="administrator").outcome(30)
-        return real_validate(command, number, line, recent)
+        return real_validate(command, number, data, recent)
 
     monkeypatch.setattr(import_module.Command, "_validate_line", change_then_validate)
     err = StringIO()
@@ -341,3 +339,140 @@ def test_an_agent_changed_while_the_file_is_validated_fails_the_import(
         f"line {second}: agent: {_refusal(code)}",
     ]
     assert not Memory.objects.exists()
+
+
+def _in_platform_mode(change):
+    """Return ``change`` run in platform mode, as the admin's (or a shell's) query runs."""
+
+    def run():
+        with platform_scope("an administrator's change"):
+            change()
+
+    return run
+
+
+# What an administrator (or a shell) may do to an agent besides its grant: renamed (the admin's
+# form), its row deleted (a cascade), moved to another tenant (a query: the admin keeps it in
+# its tenant). An import started after any of them finds no agent of that name in the tenant.
+_GONE = {
+    "renamed": lambda agent: Agent.objects.filter(pk=agent.pk).update(name="later"),
+    "deleted": lambda agent: Agent.objects.filter(pk=agent.pk).delete(),
+    "moved": lambda agent: Agent.objects.filter(pk=agent.pk).update(tenant=TenantFactory()),
+}
+
+
+@pytest.mark.parametrize("change", list(_GONE))
+def test_an_agent_gone_from_its_name_while_the_file_is_validated_fails_the_import(
+    tenant, tmp_path, monkeypatch, change
+):
+    """The agents were read again by id (stop 70's review): one renamed, moved to another
+    tenant or deleted while the file was validated kept the lines naming it, judged against
+    the row by that id whatever its name and tenant now (a deleted one as it stood before),
+    where an import started then finds no agent of that name in the tenant. Renamed or
+    moved, its lines were stored private to it, in another tenant for a moved one; deleted,
+    the commit failed on the row gone, a traceback. They are read again by tenant and name:
+    the lines after the change are ``unknown_agent`` error lines, nothing imported."""
+    agent = AgentFactory(tenant=tenant, name="late")
+    path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
+    real_validate = import_module.Command._validate_line
+    calls = []
+
+    def change_then_validate(command, number, data, recent):
+        if number == import_module.CHUNK:
+            calls.append(number)
+            if len(calls) == 1:  # its first read, the agent's later lines not read yet
+                in_thread(_in_platform_mode(lambda: _GONE[change](agent))).outcome(30)
+        return real_validate(command, number, data, recent)
+
+    monkeypatch.setattr(import_module.Command, "_validate_line", change_then_validate)
+    err = StringIO()
+    with pytest.raises(CommandError, match=r"^2 error\(s\) in .*; nothing imported\.$"):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    first, second = import_module.CHUNK + 1, import_module.CHUNK + 2
+    unknown = "agent: No agent of this name in the tenant. (unknown_agent)"
+    assert err.getvalue().splitlines() == [f"line {first}: {unknown}", f"line {second}: {unknown}"]
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize("change", ["renamed", "moved"])
+def test_an_agent_gone_from_its_name_while_the_file_is_stored_fails_the_import(
+    tenant, tmp_path, monkeypatch, change
+):
+    """Renamed, or moved to another tenant, while the file was stored, an agent still owned
+    the later lines naming it (read again by id), and they were stored private to it, in
+    another tenant for a moved one (stop 70's review): an import started then finds no agent
+    of that name in the tenant. The first of them fails the import, nothing imported."""
+    agent = AgentFactory(tenant=tenant, name="late")
+    path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
+    _after_the_first_chunk(monkeypatch, _in_platform_mode(lambda: _GONE[change](agent)))
+    err = StringIO()
+    first = import_module.CHUNK + 1
+    with pytest.raises(CommandError, match=rf"line {first} is no longer valid \(above\); noth"):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    unknown = "agent: No agent of this name in the tenant. (unknown_agent)"
+    assert f"line {first}: {unknown}" in err.getvalue().splitlines()
+    assert not Memory.objects.exists()
+
+
+def test_an_import_reads_the_agents_once_a_chunk_those_of_its_tenants(tenant, tmp_path):
+    """Every agent a line had named was read again at every later chunk, by its id in one
+    ``IN`` list, to the file's end (a file naming the agents of 10,000 tenants read them all
+    every 256 lines), and each on its own the first time: a query a line in a file of many
+    tenants' agents (stop 70's review). The agents are read once a chunk, before its lines
+    are validated: those of the tenants the chunk names, one query."""
+    others = [AgentFactory(name="writer") for _ in range(20)]
+    lines = [
+        record(
+            other.tenant,
+            agent="writer",
+            subject=f"user-{n}",
+            content=f"User prefers option {n}.",
+            source={"type": "user_input", "conversation_id": "c", "message_id": str(n)},
+        )
+        for n, other in enumerate(others)
+    ] + [
+        record(
+            tenant,
+            subject=f"user-{n}",
+            content=f"User prefers option {n}.",
+            source={"type": "user_input", "conversation_id": "c", "message_id": str(n)},
+        )
+        for n in range(len(others), 8 * import_module.CHUNK)
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with CaptureQueriesContext(connection) as queries:
+        call_command("import_memories", str(path), "--dry-run", "--no-screen", stdout=StringIO())
+    reads = [q["sql"] for q in queries if 'FROM "memory_core_agent"' in q["sql"]]
+    assert len(reads) == 8, reads
+    # The first chunk names 21 tenants, each later one the tenant alone.
+    assert [read.count("::uuid") for read in reads] == [21] + [1] * 7, reads
+
+
+def _application_name() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW application_name")
+        return cursor.fetchone()[0]
+
+
+def test_an_import_names_its_session_for_its_transaction_only(tenant, tmp_path):
+    """The application_name an import gives its session (its file's name, which a waiting
+    import names) is its transaction's alone (``set_config(..., true)``): once it commits,
+    or fails, the connection is named as before, in a long-lived process that runs the
+    command (``call_command``) as in a test."""
+    named = _application_name()
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant))
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    assert _application_name() == named
+    path.write_text(record(tenant, subject="user-10"))
+    holding, release = threading.Event(), threading.Event()
+    holder = in_thread(lambda: _hold_the_import_lock(holding, release), released=[holding])
+    assert holding.wait(30)
+    try:
+        with pytest.raises(CommandError, match="--lock-wait"):  # on this connection
+            call_command("import_memories", str(path), "--lock-wait", "0", stderr=StringIO())
+    finally:
+        release.set()
+        holder.outcome(30)
+    assert _application_name() == named
