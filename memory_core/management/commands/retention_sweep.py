@@ -16,6 +16,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError, InterfaceError, connection
+from psycopg.pq import TransactionStatus
 
 from memory_core.deletion.retention import database_unavailable, retention_apply
 from memory_core.rls import platform_command
@@ -35,8 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         limit = settings.CELERY_TASK_SOFT_TIME_LIMIT
         try:
-            with _soft_time_limit(limit):
-                report = self._sweep()
+            report = self._sweep(limit)
         except SoftTimeLimitExceeded:
             raise CommandError(
                 f"retention sweep: the run was ended at {limit:g} s, the beat task's soft time "
@@ -64,18 +64,27 @@ class Command(BaseCommand):
             )
 
     @platform_command  # every tenant's rows, as the beat task's platform_scope
-    def _sweep(self, *args, **options) -> dict:
-        """Run the sweep; what the database as a whole refused (``database_unavailable``,
-        which the sweep raises: every later step would fail alike) is a ``CommandError``.
-        Judged here: leaving platform mode after a lost connection connects again."""
+    def _sweep(self, limit: float | None) -> dict:
+        """Run the sweep, ended at ``limit`` seconds (``_soft_time_limit``); what the database
+        as a whole refused (``database_unavailable``, which the sweep raises: every later step
+        would fail alike) is a ``CommandError``. Judged here: leaving platform mode after a
+        lost connection connects again. The limit is the sweep's alone, not platform mode's
+        setting and clearing: reached in those (until stop 70's second review) it failed the
+        clearing, whose connection was then closed."""
         try:
-            return retention_apply()
+            with _soft_time_limit(limit):
+                return retention_apply()
         except (DatabaseError, InterfaceError) as exc:
             if not database_unavailable(exc):
                 raise
             raise _unusable(
                 exc, "the sweep stopped there; what its steps committed is kept"
             ) from exc
+
+
+# Seconds a run still going at its soft time limit, with no statement since to raise it
+# from (``_soft_time_limit``), has before the limit is raised wherever it is.
+LIMIT_GRACE_SECONDS = 5
 
 
 @contextlib.contextmanager
@@ -87,25 +96,58 @@ def _soft_time_limit(seconds: float | None):
     abandoned session for good) waited as long, printing nothing, where the task's run ends.
 
     A signal (``SIGALRM``), as the worker's: only the main thread receives them, and a
-    command called from another thread is not bounded."""
+    command called from another thread is not bounded.
+
+    At the limit a statement in flight (a lock wait; a COMMIT's deferred foreign-key checks
+    wait for rows too) is cancelled on the server, and the limit is raised from the error it
+    ends with, or before the next statement (``stopped``), the connection between two
+    statements; the block's end raises it too (the cancelled COMMIT's error is counted as its
+    tenant's, and a raise a part swallowed). Raised where the main thread was (until stop
+    70's second review), in psycopg's wait for a COMMIT's answer it left the connection
+    ACTIVE, the answer never read: Django's ``atomic`` failed to restore autocommit (a
+    ``ProgrammingError``), the sweep counted that as a tenant's failure and went on past the
+    limit, every later statement failing ("another command is already in progress"), and
+    the command printed a report; in Django's transaction bookkeeping, it left the
+    connection in a transaction nothing would commit. Only a run still going
+    ``LIMIT_GRACE_SECONDS`` later, no statement since (a file lock's wait, say), is raised
+    at once."""
     if not seconds or threading.current_thread() is not threading.main_thread():
         yield
         return
+    state = {"expired": False, "pending": False}
 
     def expired(signum, frame):
-        # The statement the sweep may be waiting in is cancelled on the server too: the raise
-        # alone ends the client's wait, and the server's backend waited on (in a subject's
-        # lock, say, with the rows its transaction locked) until it was granted.
+        if state["expired"]:
+            raise SoftTimeLimitExceeded()  # the grace ended: where it is, as a worker does
+        state["expired"] = state["pending"] = True
+        signal.setitimer(signal.ITIMER_REAL, LIMIT_GRACE_SECONDS)
         raw = connection.connection
-        if raw is not None:
+        if raw is not None and raw.info.transaction_status == TransactionStatus.ACTIVE:
+            # Not raised in psycopg's wait: the raise alone would end the client's wait
+            # only, the server's backend waiting on (in a subject's lock, with the rows its
+            # transaction locked); cancelled, the statement ends with an error (``stopped``).
             with contextlib.suppress(Exception):
                 raw.cancel_safe(timeout=5)
-        raise SoftTimeLimitExceeded()
+
+    def stopped(execute, sql, params, many, context):
+        if state["pending"]:
+            state["pending"] = False
+            raise SoftTimeLimitExceeded()
+        try:
+            return execute(sql, params, many, context)
+        except DatabaseError as exc:
+            if state["pending"]:  # the statement cancelled at the limit
+                state["pending"] = False
+                raise SoftTimeLimitExceeded() from exc
+            raise
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        with connection.execute_wrapper(stopped):
+            yield
+        if state["expired"]:
+            raise SoftTimeLimitExceeded()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
