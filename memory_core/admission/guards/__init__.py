@@ -526,24 +526,72 @@ def _users_own(reading: str, start: int) -> bool:
     return bool(_USERS_OWN_BEFORE.search(reading, max(0, start - 60), start))
 
 
-# How far around a record's match its provider's field is read: a record's other fields, on
-# its line or the lines of a value ("gym: PureGym\nmembership: Premium\ncustomer number:
-# 5512"). Read to the text's ends, a 4,000-character line of excused matches would be read
-# again for each (``_first_unexcused`` tries every start): quadratic.
+# How far around a record's match its provider's subject and its customer's fields are read:
+# the record's other fields, on its line or the lines of a value ("gym: PureGym\nmembership:
+# Premium\ncustomer number: 5512"). Read to the text's ends, a 4,000-character line of
+# excused matches would be read again for each (``_first_unexcused`` tries every start):
+# quadratic. The subject is looked for only at the text's start and end, each within reach.
 _PROVIDER_REACH = 160
+# How far before the text's end its last field may start ("... - supermarket Tesco"): a
+# provider's kind and a name of at most four words.
+_LAST_FIELD_REACH = 200
 
 
 def _own_provider(reading: str, match: re.Match) -> bool:
-    """Return whether the record ``match`` is read in names the person's own provider as a
-    field (``Rule.exempt_own_provider``), at most ``_PROVIDER_REACH`` characters before the
-    match to as far after it, not as a customer's value ("Customer - Acme Hotel Group")."""
+    """Return whether the record ``match`` is read in is the person's own at a provider
+    (``Rule.exempt_own_provider``): the record's subject a provider (its first field, the
+    provider's kind and a name, or a name holding the provider's word, opening the text; or
+    its last field, a kind and a name) within ``_PROVIDER_REACH`` characters of the match,
+    and each customer's field around the match a customer number of digits. A provider's
+    word elsewhere buys nothing ("customer: C-1, gym: yes, tier: Gold"), and nor does a
+    provider beside a customer of this system's shape ("Gym: PureGym, customer: C-1, tier:
+    Gold")."""
     low = max(0, match.start() - _PROVIDER_REACH)
     high = min(len(reading), match.end() + _PROVIDER_REACH)
-    return any(
-        not business_state.A_CUSTOMERS_KEY_BEFORE.search(
-            reading, max(0, hit.start() - 40), hit.start()
-        )
-        for hit in business_state.OWN_PROVIDER_FIELD.finditer(reading, low, high)
+    if not _providers_subject(reading, low, high):
+        return False
+    return all(
+        _a_customers_number(reading, hit, low, high)
+        for hit in business_state.CUSTOMER_FIELD.finditer(reading, low, high)
+    )
+
+
+def _providers_subject(reading: str, low: int, high: int) -> bool:
+    """Return whether ``reading``'s first field, when ``low`` reaches the text's start, or
+    its last, when ``high`` reaches its end, names the person's own provider as the
+    record's subject (``_own_provider``). Not a line's first: most readings read a text's
+    lines as one ("My memberships:\nGym: PureGym / ..." reads "my memberships: gym: ..."),
+    and a record after a heading is refused, the safe side."""
+    if low == 0 and business_state.OWN_PROVIDER_SUBJECT.match(reading):
+        return True
+    if high < len(reading):  # the text's end out of reach
+        return False
+    last = business_state.OWN_PROVIDER_LAST.search(
+        reading, max(0, len(reading) - _LAST_FIELD_REACH)
+    )
+    return last is not None and not business_state.A_CUSTOMERS_KEY_BEFORE.search(
+        reading, max(0, last.start() - 40), last.start()
+    )
+
+
+def _a_customers_number(reading: str, hit: re.Match, low: int, high: int) -> bool:
+    """Return whether ``hit``, a customer's field near a provider's record, is the person's
+    customer number there: "customer number" or "customer #" and digits, not an id of the
+    business's shape ("C-1"), a name or an account. In a leetspeak reading the digits read
+    as letters ("5512" reads "ssi2"): letters count as digits only where the reading holds
+    no digit leetspeak reads (a reading that holds one read none), and the reading as
+    written holds the digits themselves, judged as digits."""
+    if hit.group("number") is None:
+        return False
+    value = business_state.CUSTOMER_NUMBER.match(reading, hit.end(), high)
+    if value is None:
+        return False
+    number = value.group("value").rstrip(".")
+    if business_state.DIGITS_AS_WRITTEN.fullmatch(number):
+        return True
+    return bool(
+        business_state.DIGITS_AS_LEET_READS.fullmatch(number)
+        and not business_state.A_DIGIT_LEET_READS.search(reading, low, high)
     )
 
 

@@ -505,33 +505,6 @@ _CUSTOMER_KEY = (
     r"(?:customers?|clients?|subscribers?|(?:customer|client|account|subscriber)"
     r"[\s_-]?(?:id|no|number|name|ref|reference|code))"
 )
-# The person's own providers, whose membership, card and tier are theirs: a record naming one
-# as a field, by its kind ("Gym: PureGym", "supermarket Tesco", '{"library": ...}') or in
-# its name ("PureGym - membership Premium - ...", "Tesco Clubcard - ..."), is their own
-# ("Gym: PureGym / membership Premium / customer number 5512" was refused by stop 69's record
-# rules): not a customer's of this system, which a customer's field never names so. A field
-# starts the record or follows a separator; a customer's or an account's field is no
-# provider's ("customer gym-1 / tier Gold").
-OWN_PROVIDERS = (
-    r"(?:gym|fitness|health club|leisure cent(?:re|er)|sports club|swimming pool|yoga studio|"
-    r"library|supermarket|grocery|grocer|clubcard|club card|loyalty card|rewards card|"
-    r"store card|points card|pharmacy|drugstore|airline|frequent flyer|hotel|cinema|"
-    r"theat(?:re|er)|museum|zoo|bookshop|bookstore|coffee shop|cafe)"
-)
-OWN_PROVIDER_FIELD = re.compile(
-    r"(?:^|[\n;,{}(\[|/\u2013\u2014]|\s-\s)\s*\"?(?!(?:customers?|clients?|subscribers?|"
-    r"accounts?|acct)\b)(?:[a-z'&.]{1,40}+[\s_-]+){0,2}?[a-z]{0,20}?"
-    + OWN_PROVIDERS
-    # ... its key or its name: before a separator or a name, not a field alone at the record's
-    # end ("customer C-1 / tier Gold / hotel").
-    + r"(?![a-z])(?=\"?\s*(?:[:=/|,;\u2013\u2014]|-\s|\s+[\w\"]))",
-    re.IGNORECASE,
-)
-# ... and not as a customer's value after a dash, which reads as a field's start: "Customer -
-# Acme Hotel Group, Tier - Platinum" is a customer's tier, the customer a hotel.
-A_CUSTOMERS_KEY_BEFORE = re.compile(
-    r"\b(?:" + _CUSTOMER_KEY + r"|accounts?|acct)\"?\s*\Z", re.IGNORECASE
-)
 # A tier under a key of its own: "tier", "plan", "loyalty_tier", "membership level". Not a
 # package, which is what the user sells their own clients ({"client": "Acme", "package":
 # "Premium"}, refused and stored again alike).
@@ -617,22 +590,30 @@ _SLASH_TIER_HELD = _TIER_KEY + _SLASH_KEY_SEP + _REC_TIER_NAME + r"(?=\s*(?:$|[/
 # ... and as a line writes a record with dashes: a key and its value apart by a dash
 # ("Customer - C-1, Tier - Platinum", "Customer – C-1; Tier – Platinum"), or its fields
 # ("Customer #C-1 - Plan - Enterprise", "account: A-77 - plan: Pro"). A hyphen is a
-# separator only between spaces ("C-1" is one value), an en or em dash however spaced. Its
-# fields apart by a dash, ";", ",", a slash, a bar, a line's break, or spaces before a "key:"
-# field; a key and its value by ":", "=", a dash or spaces; a value's words by spaces. An
-# account is a customer's only when an id (a digit in it) is its value: "Account - Netflix,
-# plan - Premium" is the user's own.
-_DASH = r"(?:\s+-\s+|\s*[\u2013\u2014]\s*)"
-_DASH_START = r"(?:^|(?<=[\n;,{}(\[|/.!?:*\u2022\u2013\u2014-]))\s*\"?"
+# separator only between spaces ("C-1" is one value), a dash however spaced; a hyphen any of
+# those folding leaves as written (the hyphen, the minus sign, the modifier minus, the hyphen
+# bullet), a dash any dash (figure, en, em, the bar, the two- and three-em): "Customer \u2012
+# C-1 \u2012 Tier \u2012 Platinum" was stored until this rule's review. Its fields apart by a
+# dash, ";", ",", a slash, a bar, a line's break, or spaces before a "key:" field; a key and
+# its value by ":", "=", a dash or spaces; a value's words by spaces. An account is a
+# customer's only when an id (a digit in it) is its value: "Account - Netflix, plan -
+# Premium" is the user's own.
+_HYPHENS = "\\-\u2010\u2212\u02d7\u2043"
+_DASHES = "\u2012\u2013\u2014\u2015\u2e3a\u2e3b"
+_DASH = r"(?:\s+[" + _HYPHENS + r"]\s+|\s*[" + _DASHES + r"]\s*)"
+_DASH_START = r"(?:^|(?<=[\n;,{}(\[|/.!?:*\u2022" + _HYPHENS + _DASHES + r"]))\s*\"?"
 _DASH_KEY_SEP = r"(?:\"?\s*[:=]\s*\"?|" + _DASH + r"|\s+)"
 _DASH_SEP = r"(?:\s*[;,|/\n]\s*|" + _DASH + r"|\s+(?=\"?[\w.\-]{1,40}+\"?\s*[:=]))\"?"
 # A value's word: not a separator's dash, not a key (a word before its ":"), read once.
-_DASH_WORD = r"(?:\"[^\"\n]{0,80}+\"|(?!-(?!\S))[^\s\":=;,|/\u2013\u2014]{1,40}+)(?!\"?\s*[:=])"
+_DASH_WORD = (
+    r"(?:\"[^\"\n]{0,80}+\"|(?![" + _HYPHENS + r"](?!\S))[^\s\":=;,|/" + _DASHES + r"]{1,40}+)"
+    r"(?!\"?\s*[:=])"
+)
 _DASH_VALUE = _DASH_WORD + r"(?:[^\S\n]+" + _DASH_WORD + r"){0,4}+"
 _DASH_FIELDS_BETWEEN = (
     r"(?:" + _DASH_SEP + r"[\w.\-]{1,40}+" + _DASH_KEY_SEP + _DASH_VALUE + r"){0,5}?" + _DASH_SEP
 )
-_AN_ACCOUNTS_ID = r"(?:accounts?|acct)" + _DASH_KEY_SEP + _ID + r"(?![^\s;,|/\u2013\u2014])"
+_AN_ACCOUNTS_ID = r"(?:accounts?|acct)" + _DASH_KEY_SEP + _ID + r"(?![^\s;,|/" + _DASHES + r"])"
 _DASH_CUSTOMER = (
     r"(?:"
     + _CUSTOMER_KEY
@@ -648,8 +629,128 @@ _DASH_TIER_HELD = (
     _TIER_KEY
     + _DASH_KEY_SEP
     + _REC_TIER_NAME
-    + r"(?=\s*(?:$|[;,|/.)\]}\u2013\u2014])|\s+-(?!\S)|\s+\"?[\w.\-]{1,40}+\"?\s*[:=])"
+    + r"(?=\s*(?:$|[;,|/.)\]}"
+    + _DASHES
+    + r"])|\s+["
+    + _HYPHENS
+    + r"](?!\S)|\s+\"?[\w.\-]{1,40}+\"?\s*[:=])"
 )
+# The person's own providers, whose membership, card and tier are theirs: a record whose
+# subject is one is their own ("Gym: PureGym / membership Premium / customer number 5512" was
+# refused by stop 69's record rules), not a customer's of this system. Its subject: its first
+# field, the provider's kind and a proper name ("Gym: PureGym", '{"library": "City
+# Library"', "supermarket Tesco"), or a name holding the provider's word opening it
+# ("PureGym - membership Premium", "Tesco Clubcard - ...", "Library card - customer number
+# ..."); or its last field, a kind and a name ("... - supermarket Tesco"). A provider's word
+# anywhere near bought the exemption until this rule's review: "customer: C-1, gym: yes,
+# tier: Gold", "customer: C-1, tier: Gold, hairline: receding" were stored.
+OWN_PROVIDERS = (
+    r"(?:gym|fitness|health club|leisure cent(?:re|er)|sports club|swimming pool|yoga studio|"
+    r"library|supermarket|grocery|grocer|clubcard|club card|loyalty card|rewards card|"
+    r"store card|points card|pharmacy|drugstore|airline|frequent flyer|hotel|cinema|"
+    r"theat(?:re|er)|museum|zoo|bookshop|bookstore|coffee shop|cafe)"
+)
+# A value that names no provider: "Gym: yes", "Hotel - n/a", "Library: none".
+_NO_NAME = (
+    r"(?:yes|no|none|null|nil|n/?a|na|true|false|ok|okay|unknown|tbd|other|any|x|y|n|"
+    r"customers?|clients?|subscribers?|accounts?|acct|members?|tier|plan|level|status)"
+)
+# ... and a name: words, one of them of letters ("PureGym", "City Library", "24 Hour
+# Fitness"), not "yes", a number or an id ("Gym: 12345", "Hotel: C-1").
+_PROVIDER_NAME = (
+    r"(?!"
+    + _NO_NAME
+    + r"(?![\w'&.]))(?:[a-z0-9][a-z0-9'&.]{0,39}+[^\S\n]+){0,2}[a-z][a-z'&.]{0,39}[a-z]"
+    r"(?:[^\S\n]+[a-z0-9][a-z0-9'&.]{0,39}+){0,3}"
+)
+_PROVIDER_KEY_SEP = r"(?:\"?\s*[:=]\s*\"?|" + _DASH + r"\"?|\s+)"
+_PROVIDER_FIELD_END = r"(?=\"?\s*(?:$|[,;/|}\]\n]|" + _DASH + r"|\s+[\w.\-]{1,40}+\"?\s*[:=]))"
+# ... a name's own words before the provider's: "Tesco Clubcard", "Pure Gym" (a camelCase
+# reading's), not "my gym" or "yes gym".
+_NAME_WORD = (
+    r"(?!(?:my|our|your|his|her|their|the|a|an|" + _NO_NAME + r")\s)[a-z][a-z'&.]{0,39}+\s+"
+)
+_PROVIDERS_NOUN = r"(?:\s+(?:card|membership|member card|loyalty card|rewards))"
+_A_FIELDS_SEP = r"(?:\"?\s*[/|,;\n]|" + _DASH + r")"
+OWN_PROVIDER_SUBJECT = re.compile(
+    r"\s*[{\[(]?\s*\"?(?!(?:customers?|clients?|subscribers?|accounts?|acct)\b)(?:"
+    # "Gym: PureGym", "supermarket Tesco"
+    + OWN_PROVIDERS
+    + r"(?![a-z])"
+    + _PROVIDER_KEY_SEP
+    + _PROVIDER_NAME
+    + _PROVIDER_FIELD_END
+    # "Tesco Clubcard - ...", "PureGym membership: ..."
+    + r"|(?:(?:"
+    + _NAME_WORD
+    + r"){1,2}[a-z]{0,20}?|[a-z]{1,20}?)"
+    + OWN_PROVIDERS
+    + r"(?![a-z])"
+    + _PROVIDERS_NOUN
+    + r"?(?=\"?\s*[:=]|"
+    + _A_FIELDS_SEP
+    + r")"
+    # "Library card - customer number ...": the next field no "yes" and no number ("Gym
+    # membership - yes - customer number 5512" names no provider)
+    + r"|"
+    + OWN_PROVIDERS
+    + _PROVIDERS_NOUN
+    + r"(?="
+    + _A_FIELDS_SEP
+    + r")(?!"
+    + _A_FIELDS_SEP
+    + r"\s*\"?(?:"
+    + _NO_NAME
+    + r"(?![\w'&.])|\d)))",
+    re.IGNORECASE,
+)
+OWN_PROVIDER_LAST = re.compile(
+    r"(?:^|[\n;,{(\[|/]|"
+    + _DASH
+    + r")\s*\"?"
+    + OWN_PROVIDERS
+    + r"(?![a-z])"
+    + _PROVIDER_KEY_SEP
+    + _PROVIDER_NAME
+    + r"\"?\s*[.)\]}]?\s*\Z",
+    re.IGNORECASE,
+)
+# ... and not as a customer's value after a dash, which reads as a field's start: "Tier -
+# Platinum, Customer - Hotel Marriott" is a customer's tier, the customer a hotel.
+A_CUSTOMERS_KEY_BEFORE = re.compile(
+    r"\b(?:" + _CUSTOMER_KEY + r"|accounts?|acct)\"?\s*\Z", re.IGNORECASE
+)
+# Every customer's field of a provider's record is the person's customer number there, of
+# digits ("customer number 5512", "customer no: 5512", "Customer #5512"): an id of the
+# business's shape ("customer: C-1", "customer number: C-5512", "customer id: 5512"), a
+# name ("client: Acme Corp") or an account ("account: A-77") is a customer's of this system
+# whatever provider the record names. A customer's word of prose is no field ("customer
+# since 2019").
+CUSTOMER_FIELD = re.compile(
+    r"\b(?:(?P<number>customer[\s_-]?(?:number|no|nr)\b\.?|customer(?=\s*#))|(?:customer|client"
+    r"|account|subscriber)[\s_-]?(?:id|no|number|name|ref|reference|code)\b|(?:customers?|"
+    r"clients?|subscribers?|accounts?|acct)\b(?!(?:\"?\s*[:=]\s*\"?|"
+    + _DASH
+    + r"|\s+)\s*\"?"
+    + _PROSE_WORDS
+    + r"(?![\w-])))",
+    re.IGNORECASE,
+)
+# ... its number: digits, or in a leetspeak reading the letters its digits read as ("5512"
+# read "ssi2"), taken to its field's end.
+CUSTOMER_NUMBER = re.compile(
+    r"\"?\s*(?:[:=]|"
+    + _DASH
+    + r")?\s*\"?#?\s*(?P<value>[^\W_][^\s\",;/|{}\[\]()"
+    + _DASHES
+    + r"]{0,39})"
+)
+DIGITS_AS_WRITTEN = re.compile(r"\d[\d\-]*")
+DIGITS_AS_LEET_READS = re.compile(r"[\doilzeasbgt][\doilzeasbgt\-]*")
+# A digit leetspeak reads as a letter: a reading that holds one read none as a letter there.
+A_DIGIT_LEET_READS = re.compile(r"[013-57-9]")
+
+
 # This system's customer as the subject of a clause: "Customer paid ...", "The client has
 # ...", "this customer's ..."; not the user's own ("My client paid ...").
 _A_CUSTOMER_AS_SUBJECT = (
@@ -1554,7 +1655,7 @@ CLASS_RULES: list[Rule] = [
             _DASH_FIELDS_BETWEEN,
             r"(?:",
             _DASH_CUSTOMER,
-            r"(?!-(?!\S))[^\s\":=;,|/\u2013\u2014]|",
+            r"(?![" + _HYPHENS + r"](?!\S))[^\s\":=;,|/" + _DASHES + r"]|",
             _AN_ACCOUNTS_ID,
             r")",
         ),

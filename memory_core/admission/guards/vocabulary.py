@@ -602,9 +602,10 @@ class Rule:
     # 6061 has $12 left", "My Amazon order is in transit"): a record this system holds is
     # named by its id, its amount or a customer's (``guards._users_own``).
     exempt_users_own: bool = False
-    # Matches exempt when the record they are read in names the person's own provider, a gym,
-    # a library, a supermarket, as a field ("Gym: PureGym / membership Premium / customer
-    # number 5512"): their membership there, not a customer's here (``guards._own_provider``).
+    # Matches exempt when the record they are read in has the person's own provider, a gym,
+    # a library, a supermarket, as its subject, and a customer number of digits as its every
+    # customer's field ("Gym: PureGym / membership Premium / customer number 5512"): their
+    # membership there, not a customer's here (``guards._own_provider``).
     exempt_own_provider: bool = False
     # Strings without case one of which every match holds ("@" of an address, "://" of a
     # link): a reading holding none is not scanned. The literal prefilter picks the longest

@@ -171,6 +171,11 @@ def test_the_rule_reads_a_run_of_its_words_in_linear_time(example, unit, tail):
         ("gym: puregym / membership premium / customer number 5512 / ", "x"),
         ("membership premium - customer number 5512 - gym - ", "x"),
         ("gym - customer - c-1 - tier - gold - ", "x"),
+        # ... and the runs of the exemption's own words, its subject opening them.
+        ("gym: x, ", "customer: c-1, tier: gold"),
+        ("gym: puregym, customer number: 5512, tier: gold, ", "x"),
+        ("gym - puregym - customer number 5512 - tier gold - ", "x"),
+        ("customer number 5512, tier: gold, gym: puregym, ", "x"),
     ],
     ids=_id,
 )
@@ -180,3 +185,83 @@ def test_a_long_record_of_the_persons_own_is_read_in_linear_time(unit, tail):
     rule = _rule("class.business_state", "Customer - C-1, Tier - Platinum")
     assert guards._fires(rule, "customer - c-1 - tier - gold")
     _grows_linearly(lambda text: guards._fires(rule, text), _run("", unit, tail), 1000, 4000)
+
+
+# This commit's review: the provider's exemption was bought by any provider's word anywhere
+# within 160 characters of the record ("customer: C-1, gym: yes, tier: Gold", "customer:
+# C-1, tier: Gold, hairline: receding", stored), and the dash rule read three dashes of
+# Unicode's dozen.
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A provider's word added to a customer's record: a field of its own, its value no
+        # provider's name, or no field at all.
+        "customer: C-1, gym: yes, tier: Gold",
+        "customer: C-1, hotel: yes, tier: Gold",
+        "hotel: x, customer: C-1, tier: Gold",
+        "customer: ACME-123, plan: Enterprise, library: none",
+        "customer: C-1, tier: Gold, cafe: 1",
+        "Customer - C-1, Tier - Platinum, Gym - yes",
+        "Customer - C-1, Tier - Platinum, Hotel - Marriott",
+        # ... in a look-alike's letters, or inside a longer word.
+        "customer: C-1, tier: Gold, g\u0443m: yes",
+        "customer: C-1, tier: Gold, hairline: receding",
+        "customer: C-1, tier: Gold, bazoo: 1",
+        # A provider the record's subject, but a customer of the business's shape in it: an
+        # id of letters and digits, a name, an account, or a second customer's field.
+        "Gym: PureGym\ncustomer: C-1\ntier: Platinum",
+        "Gym: PureGym, customer: C-1, tier: Gold",
+        "PureGym - customer: C-1 - tier: Gold",
+        "Gym: PureGym, client: Acme Corp, plan: Enterprise",
+        "Gym: PureGym, account: A-77, plan: Pro",
+        "Gym: PureGym, customer number: C-5512, tier: Gold",
+        "Gym: PureGym, customer number: A-77, tier: Gold",
+        '{"customer": "C-1", "tier": "Gold", "gym": "PureGym"}',
+        "Gym: PureGym, customer id: 5512, tier: Gold",
+        "Gym: PureGym, tier: Gold, customer number: 5512, customer: C-1",
+        # A customer's number beside a provider's key whose value names no provider.
+        "Gym: yes, customer number: 5512, tier: Gold",
+        "Gym: 12345, customer number: 5512, tier: Gold",
+        "Gym: true / customer number 5512 / tier Gold",
+        "Hotel - n/a - customer number 5512 - tier Gold",
+        "customer number: 5512, tier: Gold, gym: yes",
+        # The provider's field neither the record's first nor its last.
+        "customer number: 5512, gym: PureGym, tier: Gold",
+        # Dashes the dash rule did not read: a hyphen, a figure dash, a bar, a minus sign.
+        "Customer \u2010 C-1, Tier \u2010 Platinum",
+        "Customer \u2012 C-1 \u2012 Tier \u2012 Platinum",
+        "Tier \u2012 Platinum \u2012 Customer \u2012 C-1",
+        "Customer \u2015 C-1, Tier \u2015 Platinum",
+        "Customer \u2212 C-1, Tier \u2212 Platinum",
+        "Customer \u2e3a C-1 \u2e3a Tier \u2e3a Platinum",
+        "Customer \u02d7 C-1, Tier \u02d7 Platinum",
+        "Customer \u2043 C-1, Tier \u2043 Platinum",
+    ],
+    ids=_id,
+)
+def test_the_exemption_is_not_bought_by_a_providers_word(content):
+    """Each stored before this review's fix: the exemption holds only for a record whose first
+    or last field names the provider (a proper name, or a name holding the provider's word,
+    opening the text), and whose every customer's field is a customer number of digits."""
+    assert_refused_by_a_guard(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A provider's name holding a number, a customer number written with "#", grouped,
+        # or read in leetspeak as letters only ("1134" reads "iiea").
+        "Gym: 24 Hour Fitness / customer number 5512 / tier Gold",
+        "Gym: PureGym / customer #5512 / tier Gold",
+        "Gym: PureGym, customer number: 1234 5678, tier: Gold",
+        "Gym: PureGym, customer number: 1134, tier: Gold",
+        # The look-alike the exemption cannot tell from a customer's record with a number:
+        # stored, as the brief's "Gym: PureGym, membership: Premium, customer number: 5512".
+        "Gym: PureGym, customer number: 5512, tier: Gold",
+    ],
+    ids=_id,
+)
+def test_the_persons_own_records_stay_stored_after_the_review(content):
+    """Stored before this review's fix and after it."""
+    decision = decide(content)
+    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
