@@ -39,6 +39,10 @@ share of the run's time allows (``EXPORTS_SECONDS`` and the others); what is lef
 next run. A step's own failure (a statement or lock timeout) is logged and named in the
 report's ``steps_failed``, and the next step goes on (``_step_isolated``); a tenant's part's
 is that tenant's (``_tenant_isolated``, one ``tenant_failures`` entry per step and tenant).
+No step waits without a bound for a lock another transaction may hold long: steps 1, 3 to 5
+skip the rows another holds (``SKIP LOCKED``), and step 2 bounds its waits (a tenant's turn,
+``TURN_LOCK_TIMEOUT_MS``; a subject's operation, ``SUBJECT_LOCK_TIMEOUT_MS``: a busy subject
+is skipped and named in ``subjects_busy``, no failure, and the next run retries it).
 
 Every cut-off compared with a row's moment (a memory's ``created_at`` or ``valid_until``, a
 trace's, a refused request's or an export's ``created_at``, an idempotency record's expiry) is
@@ -64,9 +68,10 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, connection, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from psycopg.errors import LockNotAvailable
 
 from memory_core.clock import ClockTimestamp, database_now
 from memory_core.deletion.services import _operation_create, with_predecessors
@@ -361,6 +366,7 @@ def retention_delete(
     deadline: float | None = None,
     left: list | None = None,
     policies: dict | None = None,
+    busy: list | None = None,
 ) -> list[DeletionOperation]:
     """Open deletion operations for memories past their class's retention; return them.
 
@@ -381,7 +387,11 @@ def retention_delete(
     tenants go on (``_tenant_isolated``).
 
     ``policies``: the run's reading of the tenants' active policies (``_active_policies``),
-    the one the traces' ``trace_days`` came from (None: read here)."""
+    the one the traces' ``trace_days`` came from (None: read here).
+
+    A subject whose lock (or rows) another transaction holds past ``SUBJECT_LOCK_TIMEOUT_MS``
+    is busy (``_rule_delete``): skipped this run, not a failure, and added to ``busy`` as
+    ``{"tenant_id", "subject_id"}``, once a run."""
     now = now or database_now()
     operations = []
     active = PolicyVersion.objects.filter(is_active=True)
@@ -401,6 +411,7 @@ def retention_delete(
     for position, tenant_id in enumerate(tenant_ids):
         document, version = policies.get(tenant_id, (None, None))
         made: list[DeletionOperation] = []
+        held: set = set()  # the tenant's busy subjects (``_rule_delete``)
         # Its turn is taken as it starts (a tenant with more due than one run deletes, or
         # whose part the soft limit ends, goes on after the others have had theirs). A
         # failure there (a lock timeout: another transaction holds the tenant's row) is the
@@ -410,9 +421,16 @@ def retention_delete(
             _turn_take(tenant_id)
         if not turn.failed:
             with _tenant_isolated("delete", tenant_id, failures) as part:
-                _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
+                _tenant_retention_delete(
+                    tenant_id, document, version, now, limit, made, deadline, held
+                )
             if not part.rolled_back:
                 operations.extend(made)
+            if busy is not None:
+                busy.extend(
+                    {"tenant_id": str(tenant_id), "subject_id": str(subject_id)}
+                    for subject_id in sorted(held, key=str)
+                )
         if deadline is not None and time.monotonic() >= deadline:
             if left is not None:
                 left.extend(tenant_ids[position + 1 :])
@@ -429,25 +447,58 @@ def retention_delete(
 # another transaction holds (``SKIP LOCKED``).
 TURN_LOCK_TIMEOUT_MS = 1000
 
+# The longest a retention operation (``_rule_delete``) waits for a lock, in milliseconds: its
+# subject's (``locks.subject_deletion_lock``, held by that subject's deletion for as long as
+# it runs, minutes for a large one, or by an abandoned session for good), its memory rows, the
+# tenant's active version, and at its COMMIT the rows its foreign keys check (the subject's
+# row, which a whole subject's deletion holds ``FOR UPDATE``). Past it the subject is busy:
+# its operation writes nothing, it is named in the report's ``subjects_busy``, and the next
+# run retries it. Until stop 70's third review the wait had no bound: the beat task waited
+# into its soft limit, and ``manage.py retention_sweep`` as long as the lock was held.
+# A user's own deletion request (API, portal, commands) is not bounded by this.
+SUBJECT_LOCK_TIMEOUT_MS = 2000
+
+
+@contextlib.contextmanager
+def _lock_wait_bounded(milliseconds: int):
+    """Run the block in a transaction of its own (a savepoint in a caller's) whose lock waits
+    last at most ``milliseconds`` (its ``lock_timeout``; past it ``OperationalError``,
+    lock_not_available, ``_lock_not_available``), its COMMIT's included.
+
+    ``set_config(..., true)`` lasts until the transaction ends: a transaction of its own
+    keeps it through its COMMIT, whose deferred foreign-key checks wait for rows too; in a
+    caller's it would outlast the savepoint and bound the caller's later statements, so it
+    is put back as the block ends (a savepoint rolled back puts it back itself)."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+                [f"{milliseconds}ms"],
+            )
+            (previous, _) = cursor.fetchone()
+        yield
+        if not outermost:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
+
+
+def _lock_not_available(exc: BaseException) -> bool:
+    """Whether ``exc`` is a lock wait that outlasted its ``lock_timeout`` (SQLSTATE 55P03)."""
+    return isinstance(exc, OperationalError) and isinstance(exc.__cause__, LockNotAvailable)
+
 
 def _turn_take(tenant_id) -> None:
     """Mark the tenant's retention turn taken (``Tenant.retention_swept_at``), waiting at
-    most ``TURN_LOCK_TIMEOUT_MS`` for its row (the transaction's ``lock_timeout``; past it
+    most ``TURN_LOCK_TIMEOUT_MS`` for its row (``_lock_wait_bounded``; past it
     ``OperationalError``, lock_not_available).
 
     On the database's clock, read as the row is written: the turns are ordered against the
     ones other workers marked, and a worker a day fast put its tenants a day behind them. In
-    a transaction of its own (a savepoint in a caller's), with the ``lock_timeout`` set for
-    it and put back after: ``SET LOCAL`` (``set_config(..., true)``) would outlast a
-    savepoint and bound the caller's later statements too."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
-            [f"{TURN_LOCK_TIMEOUT_MS}ms"],
-        )
-        (previous, _) = cursor.fetchone()
+    a transaction of its own (a savepoint in a caller's, whose ``lock_timeout`` is put back
+    after)."""
+    with _lock_wait_bounded(TURN_LOCK_TIMEOUT_MS):
         Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=ClockTimestamp())
-        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
 
 
 def due_by_rule(tenant_id, condition: Q):
@@ -469,7 +520,14 @@ def due_by_rule(tenant_id, condition: Q):
 
 
 def _tenant_retention_delete(
-    tenant_id, document, version, now, limit, operations: list, deadline: float | None
+    tenant_id,
+    document,
+    version,
+    now,
+    limit,
+    operations: list,
+    deadline: float | None,
+    held: set | None = None,
 ) -> None:
     """Open the deletion operations of one tenant's retention (``document``, of policy
     ``version``); add them to ``operations`` (those made before a failure of the tenant are
@@ -477,22 +535,45 @@ def _tenant_retention_delete(
     rows are tombstones at once, so each batch is the next. With no ``deadline``, one batch
     a rule. With one, no further batch or rule once it has passed and the part has opened an
     operation (so that a run out of time still moves on): until stop 64's review a part
-    begun just before it took a whole batch of every rule left, into the task's soft limit."""
+    begun just before it took a whole batch of every rule left, into the task's soft limit.
+
+    The subjects found busy (``_rule_delete``) are added to ``held``, and the later batches
+    and rules of the run pass over their rows: each batch would wait for the same lock again,
+    and a busy subject with a batch's rows due would fill every batch."""
+    held = set() if held is None else held
     retention = retention_section(document)
     for reason, condition in _rules(retention, now, tenant_id):
         while True:
-            if deadline is not None and operations and time.monotonic() >= deadline:
+            if deadline is not None and (operations or held) and time.monotonic() >= deadline:
                 return
             made = len(operations)
-            rows = list(due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit])
-            _rule_delete(tenant_id, version, reason, rows, operations)
+            due = due_by_rule(tenant_id, condition)
+            if held:
+                due = due.exclude(subject_id__in=list(held))
+            rows = list(due.values_list("pk", "subject_id")[:limit])
+            _rule_delete(tenant_id, version, reason, rows, operations, held, deadline)
             if len(rows) < limit or len(operations) == made or deadline is None:
                 break
 
 
-def _rule_delete(tenant_id, version, reason, rows, operations: list) -> None:
+def _rule_delete(
+    tenant_id,
+    version,
+    reason,
+    rows,
+    operations: list,
+    held: set | None = None,
+    deadline: float | None = None,
+) -> None:
     """Open one deletion operation per subject of ``rows`` (``(pk, subject_id)``) due by a
-    retention rule (``reason``); add them to ``operations``."""
+    retention rule (``reason``); add them to ``operations``.
+
+    Each in a transaction of its own whose lock waits (its COMMIT's included) last at most
+    ``SUBJECT_LOCK_TIMEOUT_MS`` (``_lock_wait_bounded``). A subject whose lock or rows
+    another transaction holds longer (its deletion, a write, an abandoned session) is busy:
+    its operation writes nothing, it is logged (a warning, no traceback: a held subject is
+    no error) and added to ``held``, and the next run retries it. After a busy subject, the
+    rest of the batch is left to the next run once ``deadline`` has passed."""
     if reason == REVOKED and rows:
         # A revoked memory goes with its history, like a user's delete by memory_id.
         rows = (
@@ -508,19 +589,40 @@ def _rule_delete(tenant_id, version, reason, rows, operations: list) -> None:
         by_subject[subject_id].append(pk)
     principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
     for subject_id, ids in by_subject.items():
-        with transaction.atomic():
-            operation = _operation_create(
-                principal=principal,
-                tenant_id=tenant_id,
-                subject_id=subject_id,
-                target=DeletionOperation.Target.MEMORY,
-                candidates=Memory.objects.filter(pk__in_array=ids).exclude(status=Status.DELETED),
-                reason_code=reason,
-                # Rows another operation took since they were read (a second sweep,
-                # a user's deletion) leave nothing: no empty operation for the user.
-                if_any=True,
-                chosen_under=version,
+        if held and subject_id in held:
+            continue
+        try:
+            with _lock_wait_bounded(SUBJECT_LOCK_TIMEOUT_MS):
+                operation = _operation_create(
+                    principal=principal,
+                    tenant_id=tenant_id,
+                    subject_id=subject_id,
+                    target=DeletionOperation.Target.MEMORY,
+                    candidates=Memory.objects.filter(pk__in_array=ids).exclude(
+                        status=Status.DELETED
+                    ),
+                    reason_code=reason,
+                    # Rows another operation took since they were read (a second sweep,
+                    # a user's deletion) leave nothing: no empty operation for the user.
+                    if_any=True,
+                    chosen_under=version,
+                )
+        except OperationalError as exc:
+            if not _lock_not_available(exc):
+                raise
+            logger.warning(
+                "retention delete: tenant %s: subject %s is busy (another transaction held "
+                "its lock or rows past %d ms: its deletion, a write); skipped, the next run "
+                "retries it",
+                tenant_id,
+                subject_id,
+                SUBJECT_LOCK_TIMEOUT_MS,
             )
+            if held is not None:
+                held.add(subject_id)
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            continue
         if operation is not None:
             operations.append(operation)
 
@@ -1019,7 +1121,9 @@ def retention_apply(*, now=None) -> dict:
     steps that failed (a statement not of one tenant's: a statement or lock timeout; logged,
     and the later steps and the memories' rules went on), and under ``tenant_failures`` the
     tenants whose part of a step failed, one entry per step and tenant with its ``count``
-    (each logged with its id; the other tenants went on).
+    (each logged with its id; the other tenants went on), and under ``subjects_busy`` the
+    subjects the memories' rules skipped, their lock or rows held by another transaction past
+    ``SUBJECT_LOCK_TIMEOUT_MS`` (``_rule_delete``; the next run retries them).
 
     The run's time is ``SWEEP_SECONDS`` (150 s of the task's 240 s soft limit). The memories'
     expiry, which keeps no model from content past its end, may take it all; each later step
@@ -1101,6 +1205,7 @@ def retention_apply(*, now=None) -> dict:
             **shared,
         )
     left: list = []
+    busy: list[dict] = []
     operations: list[DeletionOperation] = []
     with _step_isolated("delete", steps_failed):
         operations = retention_delete(
@@ -1110,6 +1215,7 @@ def retention_apply(*, now=None) -> dict:
             deadline=deadline,
             left=left,
             policies=policies,
+            busy=busy,
         )
     return {
         "expired": expired,
@@ -1131,4 +1237,8 @@ def retention_apply(*, now=None) -> dict:
         # One entry per step and tenant whose part failed, with how many times this run
         # (logged with its id): the other tenants went on.
         "tenant_failures": list(failures),
+        # The subjects whose lock or rows another transaction held past
+        # ``SUBJECT_LOCK_TIMEOUT_MS`` (its deletion, a write): skipped, no failure; the next
+        # run retries them.
+        "subjects_busy": busy,
     }

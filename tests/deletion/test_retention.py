@@ -114,6 +114,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "steps_left": [],
         "steps_failed": [],
         "tenant_failures": [],
+        "subjects_busy": [],
     }
 
 
