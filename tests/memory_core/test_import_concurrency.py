@@ -419,8 +419,9 @@ def test_an_import_reads_the_agents_once_a_chunk_those_of_its_tenants(tenant, tm
     ``IN`` list, to the file's end (a file naming the agents of 10,000 tenants read them all
     every 256 lines), and each on its own the first time: a query a line in a file of many
     tenants' agents (stop 70's review). The agents are read once a chunk, before its lines
-    are validated: those of the tenants the chunk names, one query."""
+    are validated: those the chunk names, by tenant and name, one query."""
     others = [AgentFactory(name="writer") for _ in range(20)]
+    AgentFactory(tenant=tenant, name="own")
     lines = [
         record(
             other.tenant,
@@ -433,6 +434,7 @@ def test_an_import_reads_the_agents_once_a_chunk_those_of_its_tenants(tenant, tm
     ] + [
         record(
             tenant,
+            agent="own",
             subject=f"user-{n}",
             content=f"User prefers option {n}.",
             source={"type": "user_input", "conversation_id": "c", "message_id": str(n)},

@@ -103,16 +103,25 @@ from memory_core.services.memories import (
     memory_store_many,
     subjects_ensure_locked,
 )
-from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, content_hash, identifier
+from memory_core.text import (
+    BIDI_CONTROLS,
+    BIDI_CONTROLS_MESSAGE,
+    content_hash,
+    identifier,
+    lone_surrogate,
+)
 
 IMPORT_FIELDS = ("tenant", "agent", "status", "valid_from", "created_at")
 IMPORT_STATUSES = (Status.ACTIVE, Status.REVOKED, Status.EXPIRED)
 CHUNK = 256
-# The most characters of lines read ahead of their validation (``_records``), fewer than
-# CHUNK lines when they are long: a chunk of lines of megabytes each (an error) is not held.
+# The most characters of lines read ahead of their validation (``_records``), held as text,
+# fewer than CHUNK lines when they are long: a chunk of lines of megabytes each (an error) is
+# not held.
 READ_AHEAD_CHARS = 8_000_000
 # What an import reads of the agents its lines name (``_validate_line``, ``_check_grant``).
 AGENT_FIELDS = ("tenant_id", "name", "is_active", "read_types", "max_sensitivity")
+# The longest name an agent bears: a line naming a longer one is not looked up (``_named_agent``).
+AGENT_NAME_MAX = Agent._meta.get_field("name").max_length
 # PostgreSQL's application_name of an import's session while it runs, which another import
 # waiting for it names (``_lock_holder``): the file's name only, never its folders.
 APPLICATION_NAME = "memledger import_memories {}"
@@ -174,11 +183,11 @@ class Command(BaseCommand):
         self.screen = screen
         # A deleted tenant takes no new rows (its deletion has verified it holds none).
         self.tenants = {t.slug: t for t in Tenant.objects.filter(deleted_at=None)}
-        # By tenant id, its agents by name, read as the current chunk of lines was
+        # By (tenant id, name), the agents the current chunk of lines names, read as it was
         # (``_agents_read``): what a line naming one is checked against.
         self.agents: dict = {}
         checked = valid = errors = 0
-        for _number, _line, record, line_errors in self._records():
+        for _number, record, line_errors in self._records():
             for error in line_errors:
                 self.stderr.write(error)
             errors += len(line_errors)
@@ -262,9 +271,9 @@ class Command(BaseCommand):
                     yield number, line
 
     def _records(self):
-        """Yield (number, line, record or None, errors) for every line that is not blank,
-        read CHUNK lines at a time (fewer past READ_AHEAD_CHARS): the agents of the tenants
-        those lines name are read (one query, ``_agents_read``) before they are validated."""
+        """Yield (number, record or None, errors) for every line that is not blank, read
+        CHUNK lines at a time (fewer past READ_AHEAD_CHARS): the agents those lines name are
+        read (one query, ``_agents_read``) before they are validated."""
         # Per (tenant id, subject), the contents of its latest valid lines, as many as the
         # tenant's split_window_writes: the split-write guard joins a line to them as
         # admission joins a write to the agent's recent ones. Built again on each read of the
@@ -276,7 +285,10 @@ class Command(BaseCommand):
             try:
                 for number, line in lines:
                     if line.strip():
-                        chunk.append((number, line, _parsed(line)))
+                        # Their text only: parsed, a line is held in up to ~25 times its
+                        # characters (an array of empty objects), and 256 of them of 40,000
+                        # characters held 150 MB (stop 70's review of the read-ahead).
+                        chunk.append((number, line))
                         size += len(line)
                         if len(chunk) == CHUNK or size > READ_AHEAD_CHARS:
                             break
@@ -284,19 +296,23 @@ class Command(BaseCommand):
                     done = True
             except CommandError as exc:  # a byte that is not UTF-8: after the lines before it
                 failure, done = exc, True
-            self._agents_read(chunk)
-            for number, line, data in chunk:
-                yield number, line, *self._validate_line(number, data, recent)
+            self._agents_read(line for _, line in chunk)
+            for number, line in chunk:
+                yield number, *self._validate_line(number, line, recent)
             if failure is not None:
                 raise failure
 
-    def _validate_line(self, number: int, data, recent: dict):
-        """Return (the record, []) of a valid line, or (None, its errors); ``data`` is the
-        line as ``_parsed`` read it, ``recent`` holds the contents of the earlier valid lines
-        by (tenant id, subject), and takes this one's."""
+    def _validate_line(self, number: int, line: str, recent: dict):
+        """Return (the record, []) of a valid line, or (None, its errors); ``recent`` holds
+        the contents of the earlier valid lines by (tenant id, subject), and takes this
+        one's."""
         where = f"line {number}"
-        if isinstance(data, ValueError):  # json.JSONDecodeError too
-            return None, [f"{where}: invalid JSON ({data.msg if hasattr(data, 'msg') else data})"]
+        try:
+            # A key named twice is refused, as the write API refuses it (``malformed_json``):
+            # which value wins depends on the parser (stop 58's audit of the commands).
+            data = json_loads(line, as_api=True)
+        except ValueError as exc:  # json.JSONDecodeError too
+            return None, [f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"]
         if not isinstance(data, dict):
             return None, [f"{where}: must be a JSON object"]
         extra = {key: data.pop(key) for key in IMPORT_FIELDS if key in data}
@@ -405,36 +421,37 @@ class Command(BaseCommand):
             "created_at": created_at,
             "candidate": candidate,
             "reading": reading,
-            "line": number,
         }
         return record, []
 
     def _agent(self, tenant_id, name: str):
         """Return the agent ``name`` of the tenant as read with the current chunk of lines
         (``_agents_read``), None for no agent of that name in it."""
-        return self.agents.get(tenant_id, {}).get(name)
+        return self.agents.get((tenant_id, name))
 
-    def _agents_read(self, chunk) -> None:
-        """Read the agents of the tenants the lines of ``chunk`` name (one query), which its
-        lines are judged against: each as it stands now, deactivated, renamed or its grant
-        narrowed meanwhile, as an import started now would judge them, at most CHUNK lines
-        late, on either read of the file (the store's, once its turn came: after minutes of
-        another import maybe).
+    def _agents_read(self, lines) -> None:
+        """Read the agents ``lines`` (a chunk's) name (one query, none when they name none),
+        which those lines are judged against: each as it stands now, deactivated, renamed or
+        its grant narrowed meanwhile, as an import started now would judge them, at most CHUNK
+        lines late, on either read of the file (the store's, once its turn came: after
+        minutes of another import maybe).
 
         Read at the start only, an agent deactivated (or whose grant was narrowed) while a
         large file was imported, minutes, owned the lines after that moment all the same,
         given to no agent (stop 70's review). Then read again by id, one renamed, moved to
         another tenant or deleted still owned them, and every agent named once was read again
         every CHUNK lines to the file's end, and on its own the first time (stop 70's review
-        of it)."""
-        # A slug of another JSON type (a list, unhashable) names no tenant: the line says so.
-        slugs = [data.get("tenant") for _, _, data in chunk if isinstance(data, dict)]
-        named = {self.tenants[s].id for s in slugs if isinstance(s, str) and s in self.tenants}
-        self.agents = {tenant_id: {} for tenant_id in named}
-        if named:
-            # No ordering: the model's joins the tenant table.
-            for agent in Agent.objects.only(*AGENT_FIELDS).filter(tenant_id__in=named).order_by():
-                self.agents[agent.tenant_id][agent.name] = agent
+        of it); then every agent of the tenants a chunk named, 5,000 rows every 256 lines for
+        a tenant of 5,000 agents (stop 70's review of the read-ahead)."""
+        tenant_ids, names = set(), set()
+        for slug, name in filter(None, map(_named_agent, lines)):
+            if slug in self.tenants:
+                tenant_ids.add(self.tenants[slug].id)
+                names.add(name)
+        # By tenant and name: a name another of these tenants' agents bears is read too, and
+        # found by no line of the chunk. No ordering: the model's joins the tenant table.
+        agents = Agent.objects.only(*AGENT_FIELDS).filter(tenant_id__in=tenant_ids, name__in=names)
+        self.agents = {(a.tenant_id, a.name): a for a in agents.order_by()} if names else {}
 
     @staticmethod
     def _settle_user_scope(tenant, candidate, line_errors: FieldErrors) -> None:
@@ -529,7 +546,7 @@ class Command(BaseCommand):
             )
             chunk.clear()
 
-        for number, _line, record, errors in self._records():
+        for number, record, errors in self._records():
             if errors:
                 # All or nothing, as for any wrong line: the error lines an import started now
                 # gives (stop 70's review committed the rest and left an agent's lines out).
@@ -809,14 +826,26 @@ class Command(BaseCommand):
         )
 
 
-def _parsed(line: str):
-    """Return the JSON value of ``line``, or the ValueError saying why it holds none."""
+def _named_agent(line: str) -> tuple[str, str] | None:
+    """Return (tenant slug, agent name) of a line that names both as strings, else None:
+    parsed for them alone (``_validate_line`` parses it again, as the API reads it), and in a
+    function of its own so that no line's parse outlives it, held beside the next's."""
     try:
-        # A key named twice is refused, as the write API refuses it (``malformed_json``):
-        # which value wins depends on the parser (stop 58's audit of the commands).
-        return json_loads(line, as_api=True)
-    except ValueError as exc:  # json.JSONDecodeError too
-        return exc
+        data = json_loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    # A slug of another JSON type (a list, unhashable) names no tenant: the line says so.
+    slug, name = data.get("tenant"), data.get("agent")
+    if not isinstance(slug, str) or not isinstance(name, str):
+        return None
+    name = identifier(name)
+    # Looked up in the database: a name no agent bears there, too long or holding what no
+    # PostgreSQL text holds (a NUL, a lone surrogate), is no agent's, and failed the query.
+    if len(name) > AGENT_NAME_MAX or "\x00" in name or lone_surrogate(name) is not None:
+        return None
+    return slug, name
 
 
 def _stored_sensitivity(candidate) -> str:
@@ -904,6 +933,10 @@ def _check_grant(owner: Agent, candidate, line_errors: FieldErrors) -> None:
 
 def _text_lines(text: str) -> list[str]:
     """Return the lines of ``text`` as a text-mode read splits them (\\n, \\r\\n, \\r)."""
+    if "\r" not in text:
+        # A binary line is one text line then: StringIO holds 4 bytes a character, 200 MB
+        # for a line of 50 MB (stop 70's review of the read-ahead).
+        return [text] if text else []
     return io.StringIO(text, newline=None).readlines()
 
 
