@@ -42,7 +42,8 @@ is that tenant's (``_tenant_isolated``, one ``tenant_failures`` entry per step a
 No step waits without a bound for a lock another transaction may hold long: steps 1, 3 to 5
 skip the rows another holds (``SKIP LOCKED``), and step 2 bounds its waits (a tenant's turn,
 ``TURN_LOCK_TIMEOUT_MS``; a subject's operation, ``SUBJECT_LOCK_TIMEOUT_MS``: a busy subject
-is skipped and named in ``subjects_busy``, no failure, and the next run retries it).
+is skipped and named in ``subjects_busy``, no failure, and the next run retries it; a busy
+tenant, ``_tenant_held``, the rest of its due memories with it).
 
 Every cut-off compared with a row's moment (a memory's ``created_at`` or ``valid_until``, a
 trace's, a refused request's or an export's ``created_at``, an idempotency record's expiry) is
@@ -62,7 +63,7 @@ import random
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 from pathlib import Path
 
@@ -391,7 +392,9 @@ def retention_delete(
 
     A subject whose lock (or rows) another transaction holds past ``SUBJECT_LOCK_TIMEOUT_MS``
     is busy (``_rule_delete``): skipped this run, not a failure, and added to ``busy`` as
-    ``{"tenant_id", "subject_id"}``, once a run."""
+    ``{"tenant_id", "subject_id"}``, once a run; when what every operation of the tenant
+    waits for is held (``_tenant_held``), the rest of the tenant's due memories wait for the
+    next run too."""
     now = now or database_now()
     operations = []
     active = PolicyVersion.objects.filter(is_active=True)
@@ -411,7 +414,7 @@ def retention_delete(
     for position, tenant_id in enumerate(tenant_ids):
         document, version = policies.get(tenant_id, (None, None))
         made: list[DeletionOperation] = []
-        held: set = set()  # the tenant's busy subjects (``_rule_delete``)
+        found = _Busy()  # the tenant's busy subjects this run (``_rule_delete``)
         # Its turn is taken as it starts (a tenant with more due than one run deletes, or
         # whose part the soft limit ends, goes on after the others have had theirs). A
         # failure there (a lock timeout: another transaction holds the tenant's row) is the
@@ -422,14 +425,14 @@ def retention_delete(
         if not turn.failed:
             with _tenant_isolated("delete", tenant_id, failures) as part:
                 _tenant_retention_delete(
-                    tenant_id, document, version, now, limit, made, deadline, held
+                    tenant_id, document, version, now, limit, made, deadline, busy=found
                 )
             if not part.rolled_back:
                 operations.extend(made)
             if busy is not None:
                 busy.extend(
                     {"tenant_id": str(tenant_id), "subject_id": str(subject_id)}
-                    for subject_id in sorted(held, key=str)
+                    for subject_id in sorted(found.subjects, key=str)
                 )
         if deadline is not None and time.monotonic() >= deadline:
             if left is not None:
@@ -459,11 +462,54 @@ TURN_LOCK_TIMEOUT_MS = 1000
 SUBJECT_LOCK_TIMEOUT_MS = 2000
 
 
+@dataclass
+class _Busy:
+    """The subjects of one tenant's part of the memories' rules found busy this run
+    (``_rule_delete``), and whether what every operation of the tenant waits for was held
+    (``_tenant_held``): the part then ends for the run."""
+
+    subjects: set = field(default_factory=set)
+    tenant_held: bool = False
+
+
+def _tenant_held(tenant_id) -> bool:
+    """Whether another transaction holds what every retention operation of the tenant waits
+    for: the tenant's row, which its operation's COMMIT checks (its foreign keys; held
+    ``FOR UPDATE`` by a whole tenant's deletion), or its active policy version, which the
+    operation holds ``FOR SHARE`` (``_active_version_held``; a publish replacing it holds
+    it). Tried, not waited for (``NOWAIT``), in a transaction of its own (a savepoint in a
+    caller's, which keeps the row locks it took until the caller's transaction ends, as the
+    operations' own).
+
+    Asked once a subject was found busy (``_rule_delete``): held, every later subject of the
+    tenant would wait its ``SUBJECT_LOCK_TIMEOUT_MS`` in turn and be named busy too. Until
+    stop 70's fourth review each did, and a batch of thousands of subjects spent the run's
+    time on that tenant, the later tenants' due memories waiting for the next run."""
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM memory_core_tenant WHERE id = %s FOR KEY SHARE NOWAIT",
+                [tenant_id],
+            )
+            cursor.execute(
+                "SELECT 1 FROM memory_core_policyversion WHERE tenant_id = %s AND is_active "
+                "FOR SHARE NOWAIT",
+                [tenant_id],
+            )
+    except OperationalError as exc:
+        if not _lock_not_available(exc):
+            raise
+        return True
+    return False
+
+
 @contextlib.contextmanager
 def _lock_wait_bounded(milliseconds: int):
     """Run the block in a transaction of its own (a savepoint in a caller's) whose lock waits
     last at most ``milliseconds`` (its ``lock_timeout``; past it ``OperationalError``,
-    lock_not_available, ``_lock_not_available``), its COMMIT's included.
+    lock_not_available, ``_lock_not_available``), its COMMIT's included when it is a
+    transaction of its own (a caller's COMMIT, which checks the deferred foreign keys of the
+    whole transaction, is the caller's: not bounded here).
 
     ``set_config(..., true)`` lasts until the transaction ends: a transaction of its own
     keeps it through its COMMIT, whose deferred foreign-key checks wait for rows too; in a
@@ -527,7 +573,8 @@ def _tenant_retention_delete(
     limit,
     operations: list,
     deadline: float | None,
-    held: set | None = None,
+    *,
+    busy: _Busy | None = None,
 ) -> None:
     """Open the deletion operations of one tenant's retention (``document``, of policy
     ``version``); add them to ``operations`` (those made before a failure of the tenant are
@@ -537,21 +584,28 @@ def _tenant_retention_delete(
     operation (so that a run out of time still moves on): until stop 64's review a part
     begun just before it took a whole batch of every rule left, into the task's soft limit.
 
-    The subjects found busy (``_rule_delete``) are added to ``held``, and the later batches
+    The subjects found busy (``_rule_delete``) are added to ``busy``, and the later batches
     and rules of the run pass over their rows: each batch would wait for the same lock again,
-    and a busy subject with a batch's rows due would fill every batch."""
-    held = set() if held is None else held
+    and a busy subject with a batch's rows due would fill every batch. Once the tenant is
+    found held (``_tenant_held``), the part ends."""
+    busy = _Busy() if busy is None else busy
     retention = retention_section(document)
     for reason, condition in _rules(retention, now, tenant_id):
         while True:
-            if deadline is not None and (operations or held) and time.monotonic() >= deadline:
+            if busy.tenant_held:
+                return
+            if (
+                deadline is not None
+                and (operations or busy.subjects)
+                and time.monotonic() >= deadline
+            ):
                 return
             made = len(operations)
             due = due_by_rule(tenant_id, condition)
-            if held:
-                due = due.exclude(subject_id__in=list(held))
+            if busy.subjects:
+                due = due.exclude(subject_id__in=list(busy.subjects))
             rows = list(due.values_list("pk", "subject_id")[:limit])
-            _rule_delete(tenant_id, version, reason, rows, operations, held, deadline)
+            _rule_delete(tenant_id, version, reason, rows, operations, busy=busy, deadline=deadline)
             if len(rows) < limit or len(operations) == made or deadline is None:
                 break
 
@@ -562,7 +616,8 @@ def _rule_delete(
     reason,
     rows,
     operations: list,
-    held: set | None = None,
+    *,
+    busy: _Busy | None = None,
     deadline: float | None = None,
 ) -> None:
     """Open one deletion operation per subject of ``rows`` (``(pk, subject_id)``) due by a
@@ -572,8 +627,9 @@ def _rule_delete(
     ``SUBJECT_LOCK_TIMEOUT_MS`` (``_lock_wait_bounded``). A subject whose lock or rows
     another transaction holds longer (its deletion, a write, an abandoned session) is busy:
     its operation writes nothing, it is logged (a warning, no traceback: a held subject is
-    no error) and added to ``held``, and the next run retries it. After a busy subject, the
-    rest of the batch is left to the next run once ``deadline`` has passed."""
+    no error) and added to ``busy``, and the next run retries it. After a busy subject, the
+    rest of the batch is left to the next run once ``deadline`` has passed, or when the
+    tenant is held (``_tenant_held``: every later subject would wait as long)."""
     if reason == REVOKED and rows:
         # A revoked memory goes with its history, like a user's delete by memory_id.
         rows = (
@@ -589,7 +645,7 @@ def _rule_delete(
         by_subject[subject_id].append(pk)
     principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
     for subject_id, ids in by_subject.items():
-        if held and subject_id in held:
+        if busy is not None and subject_id in busy.subjects:
             continue
         try:
             with _lock_wait_bounded(SUBJECT_LOCK_TIMEOUT_MS):
@@ -618,8 +674,18 @@ def _rule_delete(
                 subject_id,
                 SUBJECT_LOCK_TIMEOUT_MS,
             )
-            if held is not None:
-                held.add(subject_id)
+            if busy is not None:
+                busy.subjects.add(subject_id)
+            if _tenant_held(tenant_id):
+                logger.warning(
+                    "retention delete: tenant %s is busy (another transaction holds its row "
+                    "or its active policy version: its deletion, a publish); the rest of its "
+                    "due memories wait for the next run",
+                    tenant_id,
+                )
+                if busy is not None:
+                    busy.tenant_held = True
+                return
             if deadline is not None and time.monotonic() >= deadline:
                 return
             continue

@@ -898,8 +898,9 @@ def test_a_tenants_database_error_inside_a_transaction_stops_no_other_tenant(
     real = retention._tenant_retention_delete
     failed = []
 
-    def first_tenant_fails(tenant_id, *args):
-        real(tenant_id, *args)  # its operation is made, then the database refuses a statement
+    def first_tenant_fails(tenant_id, *args, **kwargs):
+        # Its operation is made, then the database refuses a statement.
+        real(tenant_id, *args, **kwargs)
         if not failed:
             failed.append(tenant_id)
             with connection.cursor() as cursor:

@@ -90,11 +90,11 @@ def test_the_contained_steps_hold_no_transaction_across_the_sweep(tenant, monkey
     seen = {}
 
     def watched(name, real):
-        def batch(*args):
+        def batch(*args, **kwargs):
             seen.setdefault(name, set()).add(
                 (connection.connection.info.transaction_status, connection.in_atomic_block)
             )
-            return real(*args)
+            return real(*args, **kwargs)
 
         return batch
 

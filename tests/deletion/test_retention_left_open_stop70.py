@@ -220,11 +220,11 @@ def test_the_retention_sweep_command_names_a_tenants_failed_part(tenant, monkeyp
     with its step; it alone does not make the exit status 1: the other tenants went on."""
     real = retention._tenant_retention_delete
 
-    def fails(tenant_id, *args):
+    def fails(tenant_id, *args, **kwargs):
         if tenant_id == tenant.id:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT 1 / 0")
-        return real(tenant_id, *args)
+        return real(tenant_id, *args, **kwargs)
 
     monkeypatch.setattr(retention, "_tenant_retention_delete", fails)
 
