@@ -2,6 +2,7 @@
 validation (``_records``, ``_agents_read``; stop 70's review): what the read-ahead holds, the
 lines' numbers and order across it, and the agents it reads."""
 
+import io
 import tracemalloc
 from io import StringIO
 
@@ -170,3 +171,92 @@ def test_a_byte_that_is_not_utf8_past_a_chunk_is_told_after_the_lines_before_it(
     with pytest.raises(CommandError, match=r"line 300 holds the byte 0xe9\."):
         call_command("import_memories", str(path), "--no-screen", stdout=StringIO(), stderr=err)
     assert [line.split(":")[0] for line in err.getvalue().splitlines()] == ["line 5", "line 280"]
+
+
+# The characters str.splitlines ends a line at; a text-mode read (universal newlines), which
+# the import counts lines as, ends one at the first three only: U+2028 and U+0085 are valid
+# inside a JSON string.
+_SEPARATORS = [
+    "\n",
+    "\r\n",
+    "\r",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x1e",
+    "\x85",
+    "\u2028",
+    "\u2029",
+]
+
+
+@pytest.mark.parametrize("separator", _SEPARATORS, ids=ascii)
+def test_a_text_is_split_as_a_text_mode_read_splits_it(separator):
+    """``_text_lines`` split a text through a StringIO, as a text-mode read splits it; a text
+    without \\r became one line as it was (stop 70's review of the read-ahead), a text of two
+    \\n-lines too. Each is split as before, at \\n, \\r\\n and \\r only."""
+    for text in (
+        f"a{separator}b\n",
+        f"a{separator}b",
+        f"a{separator}",
+        separator,
+        f"a\n{separator}b\n",
+        f"a{separator}\nb",
+        "",
+    ):
+        expected = io.StringIO(text, newline=None).readlines()  # the code until then
+        assert import_module._text_lines(text) == expected, ascii(text)
+
+
+@pytest.mark.parametrize("separator", _SEPARATORS, ids=ascii)
+def test_a_line_is_numbered_as_a_text_mode_read_numbers_it(tenant, tmp_path, separator):
+    """An error line names the line as a text-mode read counts it, as the import did before
+    it split lines without a StringIO: a line holding U+2028, U+0085 or a form feed is one
+    line, \\r and \\r\\n end one."""
+    text = f"{{bad{separator}1\n" * 3 + f"{record(tenant)}\n{{bad{separator}2"
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(text.encode())
+    expected = [
+        f"line {number}"
+        for number, line in enumerate(io.StringIO(text, newline=None).readlines(), 1)
+        if line.strip() and not line.startswith('{"tenant"')
+    ]
+    err = StringIO()
+    with pytest.raises(CommandError, match=rf"^{len(expected)} error\(s\) in "):
+        call_command("import_memories", str(path), "--no-screen", stdout=StringIO(), stderr=err)
+    assert [line.split(":")[0] for line in err.getvalue().splitlines()] == expected
+
+
+def test_a_line_is_judged_against_the_agent_read_for_it(tenant, tmp_path):
+    """A chunk reads the agents its lines name, each line parsed for its tenant and agent
+    (``_named_agent``) apart from its validation (``_validate_line``): each line is judged as
+    the validation reads it, its name trimmed and in NFC, its tenant's slug as written, a key
+    named twice or a name of another type an error of its own, never an agent not read."""
+    AgentFactory(tenant=tenant, name="late")
+    AgentFactory(tenant=tenant, name="early")
+    AgentFactory(tenant=tenant, name="Jos\u00e9")
+    lines = [
+        record(tenant, agent="late"),
+        record(tenant, agent="  early\t", subject="user-1"),
+        record(tenant, agent="Jose\u0301", subject="user-2"),
+        record(tenant, agent="LATE", subject="user-3"),
+        record(tenant, agent=7, subject="user-4"),
+        record(tenant, agent="late", tenant=[tenant.slug], subject="user-5"),
+        record(tenant, agent="late", tenant=tenant.slug.upper(), subject="user-6"),
+        record(tenant, agent="gone", subject="user-7")[:-1] + ', "agent": "late"}',
+        record(tenant, agent="late", subject="user-8")[:-1],
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    err = StringIO()
+    with pytest.raises(CommandError, match=r"^6 error\(s\) in "):
+        call_command("import_memories", str(path), "--no-screen", stdout=StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 4: agent: No agent of this name in the tenant. (unknown_agent)",
+        "line 5: agent: Must be an agent's name or null, not an integer. (invalid)",
+        "line 6: tenant: Must be the slug of an existing tenant. (unknown_tenant)",
+        "line 7: tenant: Must be the slug of an existing tenant. (unknown_tenant)",
+        "line 8: invalid JSON (the key 'agent' appears twice in one object)",
+        "line 9: invalid JSON (Expecting ',' delimiter)",
+    ]

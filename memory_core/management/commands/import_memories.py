@@ -279,28 +279,10 @@ class Command(BaseCommand):
         # admission joins a write to the agent's recent ones. Built again on each read of the
         # file, so both reads find the same lines valid.
         recent: dict = {}
-        lines, done = self._lines(), False
-        while not done:
-            chunk, size, failure = [], 0, None
-            try:
-                for number, line in lines:
-                    if line.strip():
-                        # Their text only: parsed, a line is held in up to ~25 times its
-                        # characters (an array of empty objects), and 256 of them of 40,000
-                        # characters held 150 MB (stop 70's review of the read-ahead).
-                        chunk.append((number, line))
-                        size += len(line)
-                        if len(chunk) == CHUNK or size > READ_AHEAD_CHARS:
-                            break
-                else:
-                    done = True
-            except CommandError as exc:  # a byte that is not UTF-8: after the lines before it
-                failure, done = exc, True
+        for chunk in _chunks(self._lines()):
             self._agents_read(line for _, line in chunk)
             for number, line in chunk:
                 yield number, *self._validate_line(number, line, recent)
-            if failure is not None:
-                raise failure
 
     def _validate_line(self, number: int, line: str, recent: dict):
         """Return (the record, []) of a valid line, or (None, its errors); ``recent`` holds
@@ -848,6 +830,32 @@ def _named_agent(line: str) -> tuple[str, str] | None:
     return slug, name
 
 
+def _chunks(lines):
+    """Yield the lines that are not blank of ``lines`` ((number, line) pairs), as lists of
+    CHUNK, fewer past READ_AHEAD_CHARS characters (and the line past them); each is asked
+    for once the one before it is validated. A CommandError reading them (a byte that is not
+    UTF-8) is raised once the lines before it are yielded: their errors are told first."""
+    chunk, size = [], 0
+    try:
+        for number, line in lines:
+            if not line.strip():
+                continue
+            # Their text only: parsed, a line is held in up to ~25 times its characters (an
+            # array of empty objects), and 256 of them of 40,000 characters held 150 MB
+            # (stop 70's review of the read-ahead).
+            chunk.append((number, line))
+            size += len(line)
+            if len(chunk) == CHUNK or size > READ_AHEAD_CHARS:
+                yield chunk
+                chunk, size = [], 0
+    except CommandError:
+        if chunk:
+            yield chunk
+        raise
+    if chunk:
+        yield chunk
+
+
 def _stored_sensitivity(candidate) -> str:
     """The sensitivity a line's memory is stored with: the one it states, else personal."""
     return candidate.sensitivity or Sensitivity.PERSONAL
@@ -933,9 +941,10 @@ def _check_grant(owner: Agent, candidate, line_errors: FieldErrors) -> None:
 
 def _text_lines(text: str) -> list[str]:
     """Return the lines of ``text`` as a text-mode read splits them (\\n, \\r\\n, \\r)."""
-    if "\r" not in text:
-        # A binary line is one text line then: StringIO holds 4 bytes a character, 200 MB
-        # for a line of 50 MB (stop 70's review of the read-ahead).
+    if "\r" not in text and text.find("\n", 0, len(text) - 1) == -1:
+        # One text line (a binary line, ``_lines``' text, ends at its one \n): StringIO holds
+        # 4 bytes a character, 200 MB for a line of 50 MB (stop 70's review of the read-ahead).
+        # A text of two \n-lines was one line (stop 70's review of it).
         return [text] if text else []
     return io.StringIO(text, newline=None).readlines()
 
