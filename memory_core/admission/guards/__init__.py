@@ -542,18 +542,19 @@ def _own_provider(reading: str, match: re.Match) -> bool:
     (``Rule.exempt_own_provider``): the record's subject a provider (its first field, the
     provider's kind and a name, or a name holding the provider's word, opening the text; or
     its last field, a kind and a name) within ``_PROVIDER_REACH`` characters of the match,
-    and each customer's field around the match a customer number of digits. A provider's
-    word elsewhere buys nothing ("customer: C-1, gym: yes, tier: Gold"), and nor does a
+    and its one customer's field around the match, if any, a customer number of digits. A
+    provider's word elsewhere buys nothing ("customer: C-1, gym: yes, tier: Gold"), nor a
     provider beside a customer of this system's shape ("Gym: PureGym, customer: C-1, tier:
     Gold")."""
     low = max(0, match.start() - _PROVIDER_REACH)
     high = min(len(reading), match.end() + _PROVIDER_REACH)
     if not _providers_subject(reading, low, high):
         return False
-    return all(
-        _a_customers_number(reading, hit, low, high)
-        for hit in business_state.CUSTOMER_FIELD.finditer(reading, low, high)
-    )
+    # A person holds one customer number at a provider: a second customer's field is a
+    # second customer's record ("Gym: PureGym, customer number: 5512, tier: Gold, customer
+    # number: 7781, tier: Platinum", stored until the exemption's second review).
+    fields = list(business_state.CUSTOMER_FIELD.finditer(reading, low, high))
+    return len(fields) <= 1 and all(_a_customers_number(reading, hit, low, high) for hit in fields)
 
 
 def _providers_subject(reading: str, low: int, high: int) -> bool:
@@ -580,19 +581,23 @@ def _a_customers_number(reading: str, hit: re.Match, low: int, high: int) -> boo
     business's shape ("C-1"), a name or an account. In a leetspeak reading the digits read
     as letters ("5512" reads "ssi2"): letters count as digits only where the reading holds
     no digit leetspeak reads (a reading that holds one read none), and the reading as
-    written holds the digits themselves, judged as digits."""
+    written holds the digits themselves, judged as digits. The rest of its field holds no
+    other id ("customer number: 5512 C-1": ``AFTER_DIGITS_AS_WRITTEN``)."""
     if hit.group("number") is None:
         return False
     value = business_state.CUSTOMER_NUMBER.match(reading, hit.end(), high)
     if value is None:
         return False
     number = value.group("value").rstrip(".")
+    leet = not business_state.A_DIGIT_LEET_READS.search(reading, low, high)
     if business_state.DIGITS_AS_WRITTEN.fullmatch(number):
-        return True
-    return bool(
-        business_state.DIGITS_AS_LEET_READS.fullmatch(number)
-        and not business_state.A_DIGIT_LEET_READS.search(reading, low, high)
-    )
+        after = business_state.AFTER_DIGITS_AS_WRITTEN
+    elif leet and business_state.DIGITS_AS_LEET_READS.fullmatch(number):
+        after = business_state.AFTER_DIGITS_AS_LEET_READS
+    else:
+        return False
+    end = value.start("value") + len(number)
+    return after.match(reading, end, high) is not None
 
 
 def _first_unexcused(

@@ -750,6 +750,19 @@ DIGITS_AS_LEET_READS = re.compile(r"[\doilzeasbgt][\doilzeasbgt\-]*")
 # A digit leetspeak reads as a letter: a reading that holds one read none as a letter there.
 A_DIGIT_LEET_READS = re.compile(r"[013-57-9]")
 
+# ... and the rest of its field holds no digit: "customer number: 5512 C-1", "5512 (C-1)",
+# "5512 - C-1" name an id of the business's shape beside a number (stored until this rule's
+# second review). Its digits may run on in groups ("1234 5678"); its field ends at a
+# separator, a sentence's end, or a dash before a field whose first word holds no digit
+# ("5512 - joined 2019"). One pattern for digits as written, one for a leetspeak reading.
+_A_FIELDS_END = (
+    r"[^,;/|}\]\n.!?\d]*?(?:\Z|[,;/|}\]\n]|[.!?](?!\S)|" + _DASH + r"(?!\"?[^\s\",;/|]*\d))"
+)
+AFTER_DIGITS_AS_WRITTEN = re.compile(r"(?:[^\S\n]+\d[\d\-]*)*+" + _A_FIELDS_END)
+AFTER_DIGITS_AS_LEET_READS = re.compile(
+    r"(?:[^\S\n]+[\doilzeasbgt][\doilzeasbgt\-]*)*+" + _A_FIELDS_END
+)
+
 
 # This system's customer as the subject of a clause: "Customer paid ...", "The client has
 # ...", "this customer's ..."; not the user's own ("My client paid ...").

@@ -176,6 +176,9 @@ def test_the_rule_reads_a_run_of_its_words_in_linear_time(example, unit, tail):
         ("gym: puregym, customer number: 5512, tier: gold, ", "x"),
         ("gym - puregym - customer number 5512 - tier gold - ", "x"),
         ("customer number 5512, tier: gold, gym: puregym, ", "x"),
+        # ... and the rest of a customer number's field read after it (its second review).
+        ("gym: puregym, customer number 5512 abc def ghi jkl mno pqr, tier: gold, ", "x"),
+        ("gym - puregym - customer number 5512 - joined x - tier gold - ", "x"),
     ],
     ids=_id,
 )
@@ -263,5 +266,54 @@ def test_the_exemption_is_not_bought_by_a_providers_word(content):
 )
 def test_the_persons_own_records_stay_stored_after_the_review(content):
     """Stored before this review's fix and after it."""
+    decision = decide(content)
+    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+
+
+# The exemption's second review: a provider's record holding a second customer's record (two
+# customer numbers, each beside a tier), or an id of the business's shape beside the
+# person's number in its field ("customer number: 5512 C-1"), was stored; without the
+# provider's field each is refused.
+@pytest.mark.parametrize(
+    "content",
+    [
+        # A second customer's record after the provider's own, on its line or the next.
+        "Gym: PureGym, customer number: 5512, tier: Gold, customer number: 7781, tier: Platinum",
+        "customer number: 5512, tier: Gold; customer number: 7781, tier: Platinum; gym: PureGym",
+        "Gym: PureGym\ncustomer number: 5512\ntier: Gold\n\ncustomer number: 7781\ntier: Platinum",
+        "Gym - PureGym - customer number 5512 - tier Gold\ncustomer number 7781 - tier Platinum",
+        # An id beside the number in the customer's field.
+        "Gym: PureGym, customer number: 5512 C-1, tier: Gold",
+        "Gym: PureGym, customer number: 5512 (C-1), tier: Gold",
+        "Gym: PureGym, customer number: 5512 - C-1, tier: Gold",
+        "Gym: PureGym / customer number 5512 A-77 / tier Gold",
+        '{"gym": "PureGym", "customer number": "5512 C-1", "tier": "Gold"}',
+    ],
+    ids=_id,
+)
+def test_a_second_customer_in_a_providers_record_is_refused(content):
+    """Each stored before this review's fix (the provider the record's subject, every
+    customer's field beginning with a number of digits)."""
+    assert_refused_by_a_guard(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Gym: PureGym / membership Premium / customer number 5512. I go 5 days a week.",
+        "Gym - PureGym - customer number 5512 - joined 2019 - tier Gold",
+        "Gym: PureGym\nmembership: Premium\ncustomer number: 5512\nsince: 2019",
+        "Gym: PureGym, customer number: 1234 5678, tier: Gold",
+        "Gym: PureGym, customer number: 1134, tier: Gold",
+        "Library card - customer number 12345 - membership Gold",
+        '{"tier": "Gold", "customer_number": "5512", "gym": "PureGym"}',
+        # Known limit: a provider named as the business itself is could be either.
+        "Acme Gym: customer number 5512, tier Gold",
+    ],
+    ids=_id,
+)
+def test_one_customer_number_at_a_provider_stays_stored(content):
+    """Stored before this review's fix and after it: one customer number, the field's rest
+    holding no id."""
     decision = decide(content)
     assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
