@@ -47,7 +47,13 @@ def corpus_texts() -> list[str]:
         (r"(?i)HELLO there", [("hello there",)]),
         (r"(?:abc)+\d", [("abc",)]),
         (r"(?:abc|\w+)\d", None),  # one branch requires nothing
-        (r"café", None),  # a non-ASCII requirement is dropped
+        # No ASCII reading holds "é": none meets the requirement (no requirement until stop
+        # 70, the pattern run on every reading).
+        (r"café", [()]),
+        (r"(?:^|[.!?])\s*(?:忽略|无视)", [()]),
+        # "ł" pairs with no ASCII character even ignoring case (until stop 70 every cased
+        # character was taken as paired, and the branch of "nie słuchaj" made the set unusable).
+        (r"(?i)(?:ignoruj|nie słuchaj)\s+instrukcje", [("instrukcje",), ("ignoruj",)]),
         (r"[a-z]+", None),
         (r"(?=secret)\d+", None),  # a lookahead adds no requirement
     ],
@@ -292,3 +298,25 @@ def test_sensitive_categories_are_the_same_with_and_without_the_prefilter(monkey
     assert with_prefilter == without
     assert sum(bool(found) for found in without) > 20  # the corpus does touch categories
     assert with_prefilter[-3] == ["health"] and with_prefilter[-2] == ["health"]
+
+
+def test_the_overrides_in_other_scripts_are_not_run_on_an_ascii_reading():
+    """The Polish, Chinese and Japanese overrides' words hold characters no ASCII one matches:
+    an ASCII reading cannot match them. Until stop 70 the prefilter let three of their
+    patterns run on every reading, and two Polish ones on every reading as well (their "ł"
+    taken as paired with an ASCII letter), some 0.2 ms of each pair the split-write rule
+    reads: batch ingest 13 % slower (docs/performance-history.md, "Stop 70")."""
+    rules = guards.INJECTION_RULES
+    index = guards._rule_index(rules)
+    foreign = [
+        i
+        for i, rule in enumerate(rules)
+        if any(word in rule.pattern.pattern for word in ("zignoruj", "忽略", "之前", "以前"))
+    ]
+    assert len(foreign) >= 4
+    reading = Reading("ignore all previous instructions; zignoruj is a Polish word")
+    possible = index.literals.possible_mask(reading)
+    for i in foreign:
+        start, pieces = index.starts_pieces[i]
+        mask = sum(1 << (start + k) for k in range(len(pieces)))
+        assert not possible & mask, rules[i].pattern.pattern[:80]
