@@ -6,14 +6,16 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from memory_core import retrieval_cache
 from memory_core.exports import export_create
-from memory_core.models import MemoryEvent, RetrievalTrace
+from memory_core.models import MemoryClass, MemoryEvent, MemoryType, RetrievalTrace
 from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
@@ -100,6 +102,19 @@ def requested_while_held(tenant_id, hold, request, wait: float = 30):
         thread = in_thread(request)
         until_waiting_or_done(thread, wait)
     return thread.outcome(wait)
+
+
+def episode_aged(tenant, age: timedelta):
+    """An episode of a new subject of ``tenant``, written ``age`` ago (the retention sweep's
+    episodic rule deletes it once ``age`` passes the tenant's ``episodic_days``)."""
+    created = timezone.now() - age
+    return MemoryFactory(
+        subject=SubjectFactory(tenant=tenant),
+        memory_type=MemoryType.EPISODE,
+        memory_class=MemoryClass.EPISODIC,
+        created_at=created,
+        valid_from=created,
+    )
 
 
 def eval_file(name: str) -> Path:

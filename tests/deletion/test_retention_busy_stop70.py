@@ -21,7 +21,6 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.utils import timezone
 
 from memory_core.clock import database_now
 from memory_core.deletion import retention
@@ -29,17 +28,14 @@ from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     DeletionOperation,
     Memory,
-    MemoryClass,
     MemoryEvent,
-    MemoryType,
     PolicyVersion,
     Subject,
     Tenant,
     Tombstone,
 )
 from memory_core.rls import platform_scope
-from tests.deletion.conftest import held_in_another_transaction
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.deletion.conftest import episode_aged, held_in_another_transaction
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,7 +48,7 @@ def test_a_tenant_whose_active_version_is_held_is_left_after_its_first_busy_subj
     tenant, monkeypatch
 ):
     monkeypatch.setattr(retention, "SUBJECT_LOCK_TIMEOUT_MS", TIMEOUT_MS)
-    episodes = [_episode(tenant, timedelta(days=91 + n)) for n in range(8)]
+    episodes = [episode_aged(tenant, timedelta(days=91 + n)) for n in range(8)]
 
     # What a publish holds from its deactivation of the version to its commit: every
     # operation's ``FOR SHARE`` of the tenant's active version waits for it.
@@ -85,7 +81,7 @@ def test_a_tenant_whose_row_is_held_after_its_turn_is_left_after_its_first_busy_
     taken: each operation's COMMIT checks that row (its foreign keys) and times out."""
     monkeypatch.setattr(retention, "SUBJECT_LOCK_TIMEOUT_MS", TIMEOUT_MS)
     for n in range(6):
-        _episode(tenant, timedelta(days=91 + n))
+        episode_aged(tenant, timedelta(days=91 + n))
     with platform_scope("test"):
         document, version = retention._active_policies()[tenant.id]
 
@@ -111,8 +107,8 @@ def test_subjects_busy_on_their_own_leave_the_tenants_others_to_be_deleted(tenan
     tenant's fourth is deleted in the same run (a count of busy subjects in a row would have
     left it, at every run while those deletions lasted)."""
     monkeypatch.setattr(retention, "SUBJECT_LOCK_TIMEOUT_MS", TIMEOUT_MS)
-    held = [_episode(tenant, timedelta(days=100 - n)) for n in range(3)]
-    free = _episode(tenant, timedelta(days=91))
+    held = [episode_aged(tenant, timedelta(days=100 - n)) for n in range(3)]
+    free = episode_aged(tenant, timedelta(days=91))
 
     def subjects_held():
         for episode in held:
@@ -134,7 +130,7 @@ def test_a_subject_busy_at_its_operations_commit_leaves_nothing_behind(
     tenant, journal, monkeypatch
 ):
     monkeypatch.setattr(retention, "SUBJECT_LOCK_TIMEOUT_MS", TIMEOUT_MS)
-    episode = _episode(tenant, timedelta(days=91))
+    episode = episode_aged(tenant, timedelta(days=91))
     content = Memory.objects.get(pk=episode.id).content
     with connection.cursor() as cursor:
         cursor.execute("SET lock_timeout = '7s'")  # the session's own
@@ -167,14 +163,3 @@ def test_a_subject_busy_at_its_operations_commit_leaves_nothing_behind(
     ).exists()
     assert Memory.objects.get(pk=episode.id).content == content  # not scrubbed
     assert not journal.exists() or str(episode.id) not in journal.read_text()
-
-
-def _episode(tenant, age: timedelta):
-    created = timezone.now() - age
-    return MemoryFactory(
-        subject=SubjectFactory(tenant=tenant),
-        memory_type=MemoryType.EPISODE,
-        memory_class=MemoryClass.EPISODIC,
-        created_at=created,
-        valid_from=created,
-    )

@@ -29,29 +29,16 @@ from memory_core.deletion.retention import TURN_LOCK_TIMEOUT_MS, retention_apply
 from memory_core.models import (
     IdempotencyRecord,
     Memory,
-    MemoryClass,
-    MemoryType,
     PolicyVersion,
     Tenant,
     Tombstone,
 )
 from memory_core.rls import platform_scope
 from memory_core.services.policy import policy_publish
-from tests.deletion.conftest import held_in_another_transaction
-from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+from tests.deletion.conftest import episode_aged, held_in_another_transaction
+from tests.factories import AgentFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _episode(tenant, age: timedelta):
-    created = timezone.now() - age
-    return MemoryFactory(
-        subject=SubjectFactory(tenant=tenant),
-        memory_type=MemoryType.EPISODE,
-        memory_class=MemoryClass.EPISODIC,
-        created_at=created,
-        valid_from=created,
-    )
 
 
 def _policy_reads(queries) -> int:
@@ -66,7 +53,7 @@ def _policy_reads(queries) -> int:
 def test_the_active_policies_are_read_once_a_run(tenant, other_tenant):
     """Until stop 70 the memories' rules read every active policy again (~0.12 ms a tenant),
     after the traces' steps had read them for their ``trace_days``."""
-    due = [_episode(each, timedelta(days=91)) for each in (tenant, other_tenant)]
+    due = [episode_aged(each, timedelta(days=91)) for each in (tenant, other_tenant)]
 
     with CaptureQueriesContext(connection) as queries:
         result = retention_apply()
@@ -95,7 +82,7 @@ def test_a_version_published_during_a_run_is_the_next_runs_for_every_step(tenant
     """One reading for the traces' steps and the memories' rules: a version published between
     them (shorter: an episode of 20 days is due under it, not under the 90 of the one read) is
     the next run's. Until stop 70 the rules read it, and a run applied two versions."""
-    episode = _episode(tenant, timedelta(days=20))
+    episode = episode_aged(tenant, timedelta(days=20))
     _published_after_the_traces_steps(monkeypatch, tenant, episodic_days=10)
 
     assert retention_apply()["memories_deleted"] == 0
@@ -111,7 +98,7 @@ def test_a_version_published_during_a_run_that_keeps_the_rows_longer_saves_them(
     """The rules choose under the run's one reading; the operation that finds another version
     active as it locks its rows writes nothing (``chosen_under``), so a version that keeps
     them longer saves them, as when the rules read the policies themselves."""
-    episode = _episode(tenant, timedelta(days=100))
+    episode = episode_aged(tenant, timedelta(days=100))
     _published_after_the_traces_steps(monkeypatch, tenant, episodic_days=365)
 
     for _ in range(2):
@@ -129,7 +116,7 @@ def test_a_held_tenant_row_is_waited_for_a_bounded_time_and_its_turn_is_the_next
     tenant's rows as it ended), the later tenants' rules with it. It waits
     ``TURN_LOCK_TIMEOUT_MS`` now, counts the tenant in ``tenant_failures``, and goes on; the
     tenant's turn was not taken, so the next run starts with it."""
-    due = {each.id: _episode(each, timedelta(days=91)) for each in (tenant, other_tenant)}
+    due = {each.id: episode_aged(each, timedelta(days=91)) for each in (tenant, other_tenant)}
 
     def sweep():
         with platform_scope("retention sweep"):
@@ -180,7 +167,7 @@ def test_the_retention_sweep_command_names_a_failed_step_and_exits_1(tenant):
     table held ``ACCESS EXCLUSIVE`` by another transaction, and a role's ``lock_timeout``)
     was named in every run's ``steps_failed``, which only the worker's log line carried. The
     command prints the report and exits 1 naming the step; the other steps went on."""
-    old = _episode(tenant, timedelta(days=91))
+    old = episode_aged(tenant, timedelta(days=91))
     IdempotencyRecord.objects.create(
         tenant=tenant,
         agent=AgentFactory(tenant=tenant),

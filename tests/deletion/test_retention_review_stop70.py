@@ -31,14 +31,11 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import OperationalError, connection, transaction
-from django.utils import timezone
 
 from memory_core.deletion import retention
 from memory_core.deletion import services as deletion_services
 from memory_core.locks import SUBJECT_LOCK_PREFIX
 from memory_core.models import (
-    MemoryClass,
-    MemoryType,
     PolicyVersion,
     Subject,
     Tenant,
@@ -47,8 +44,7 @@ from memory_core.models import (
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import PLATFORM_SETTING, platform_scope, tenant_scope
 from memory_core.services.policy import policy_publish
-from tests.deletion.conftest import held_in_another_transaction
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.deletion.conftest import episode_aged, held_in_another_transaction
 from tests.processes import closed_port, run_manage
 from tests.threads import in_thread
 
@@ -157,7 +153,7 @@ def test_the_retention_sweep_command_skips_a_subject_whose_lock_is_held(tenant):
     until the task's soft limit, by a SIGALRM of its own). It waits
     ``SUBJECT_LOCK_TIMEOUT_MS`` now: the subject is skipped and named in ``subjects_busy``
     and on stderr, no failure (exit status 0), and the next run deletes the memory."""
-    episode = _episode(tenant, timedelta(days=91))
+    episode = episode_aged(tenant, timedelta(days=91))
     out, err = io.StringIO(), io.StringIO()
 
     with held_in_another_transaction(tenant.id, _subject_lock_held(episode.subject_id)) as holder:
@@ -195,7 +191,7 @@ def test_the_retention_sweep_task_skips_a_subject_whose_lock_or_row_is_held(tena
     line: a held subject is normal), and the next run deletes the memory."""
     from memory_core.tasks import retention_sweep
 
-    episode = _episode(tenant, timedelta(days=91))
+    episode = episode_aged(tenant, timedelta(days=91))
     with held_in_another_transaction(tenant.id, held(episode.subject_id)) as holder:
         sweep = in_thread(retention_sweep)
         report = sweep.outcome(BUSY_SWEEP_SECONDS)  # fails, still running, past the bound
@@ -222,7 +218,7 @@ def test_the_retention_sweep_task_skips_a_subject_whose_lock_or_row_is_held(tena
 def test_a_users_own_deletion_still_waits_for_its_subjects_lock(tenant):
     """The bound is the sweep's alone: a user's request for a memory (API, portal) waits for
     a deletion of its subject in flight, as before, and is made once it ends."""
-    episode = _episode(tenant, timedelta(days=1))
+    episode = episode_aged(tenant, timedelta(days=1))
     principal = SystemPrincipal(tenant_id=tenant.id, name="test")
 
     def request():
@@ -257,7 +253,7 @@ def test_a_version_published_while_an_operation_is_written_saves_its_rows(tenant
     the tenant's. The operation now holds the active version's row (``FOR SHARE``) from its
     read to its commit: the publish waits for it (the deletion came first), or, begun
     before the read, is waited for, and the operation then writes nothing."""
-    episode = _episode(tenant, timedelta(days=100))
+    episode = episode_aged(tenant, timedelta(days=100))
     longer = copy.deepcopy(PolicyVersion.objects.get(tenant=tenant, is_active=True).document)
     longer["retention"]["episodic_days"] = 365
     real, seen = deletion_services.tombstones_insert, {}
@@ -282,17 +278,6 @@ def test_a_version_published_while_an_operation_is_written_saves_its_rows(tenant
     deleted = Tombstone.objects.filter(memory_id=episode.id).exists()
     assert not (seen["published_first"] and deleted), (
         "deleted under version 1 though version 2 was published before the deletion committed"
-    )
-
-
-def _episode(tenant, age: timedelta):
-    created = timezone.now() - age
-    return MemoryFactory(
-        subject=SubjectFactory(tenant=tenant),
-        memory_type=MemoryType.EPISODE,
-        memory_class=MemoryClass.EPISODIC,
-        created_at=created,
-        valid_from=created,
     )
 
 
