@@ -216,9 +216,11 @@ def test_a_non_ascii_character_without_case_matches_no_ascii_one_even_ignoring_c
 
 
 # Characters that test the prefilter's edges: ASCII letters and symbols, a character without
-# case ("€"), an accented one, and three IGNORECASE pairs with ASCII ("İ"/"i", "ſ"/"s", the
-# Kelvin sign/"k").
-_ALPHABET = "abikKs $.-€éİſ\u212a"
+# case ("€"), an accented one, the four IGNORECASE pairs with ASCII ("İ"/"i", "ı"/"i",
+# "ſ"/"s", the Kelvin sign/"k"), and characters no ASCII one matches even ignoring case, so
+# that a requirement is left with no string (stop 70): "ł" (cased), "忽" (no case), "ß"
+# (re folds it to no "ss"), Greek sigmas (paired among themselves), the Angstrom sign ("å").
+_ALPHABET = "abikKs $.-€éİıſ\u212ałß忽σςΣ\u212b"
 
 
 def _regex_sources():
@@ -231,15 +233,22 @@ def _regex_sources():
     )
     # A class mixing a character IGNORECASE pairs with an ASCII one and ASCII characters.
     paired_class = st.tuples(
-        st.sampled_from("İſ\u212a"), st.lists(st.sampled_from("ab$.-"), min_size=1, max_size=2)
+        st.sampled_from("İıſ\u212a"), st.lists(st.sampled_from("ab$.-"), min_size=1, max_size=2)
     ).map(lambda t: "[" + re.escape(t[0]) + "".join(re.escape(c) for c in t[1]) + "]")
-    zero_width = st.sampled_from([r"\b", "(?=a)", "(?!k)", "^", "$"])
-    quantifier = st.sampled_from(["", "", "?", "+", "*", "??", "{0,1}", "{2}"])
+    # Lookarounds on characters no ASCII one matches: zero-width, never a requirement.
+    zero_width = st.sampled_from(
+        [r"\b", "(?=a)", "(?!k)", "^", "$", "(?!é)", "(?<=ł)", "(?<!忽)", "(?=ß)"]
+    )
+    quantifier = st.sampled_from(
+        ["", "", "?", "+", "*", "??", "{0,1}", "{2}", "{0,2}", "{1,2}", "*?", "+?", "{0}"]
+    )
+    # Groups of another case mode (read as no requirement), atomic and capturing ones.
+    opener = st.sampled_from(["(?:", "(?:", "(", "(?i:", "(?-i:", "(?>"])
     atom = st.one_of(literal, literal, klass, paired_class, zero_width)
 
     def extend(inner):
-        group = st.tuples(st.lists(inner, min_size=1, max_size=3), quantifier).map(
-            lambda t: "(?:" + "|".join(t[0]) + ")" + t[1]
+        group = st.tuples(opener, st.lists(inner, min_size=1, max_size=3), quantifier).map(
+            lambda t: t[0] + "|".join(t[1]) + ")" + t[2]
         )
         return st.lists(st.one_of(inner, group), min_size=1, max_size=4).map("".join)
 
@@ -263,9 +272,9 @@ def test_no_generated_pattern_turns_away_a_reading_it_matches():
         # A text around a match of the pattern, its characters swapped for ASCII ones that
         # IGNORECASE pairs them with, or any ASCII text; one that is not ASCII is read with
         # the literals for any reading.
-        paired = str.maketrans({"İ": "i", "ſ": "s", "\u212a": "k"})
+        paired = str.maketrans({"İ": "i", "ı": "I", "ſ": "s", "\u212a": "k"})
         ascii_text = st.text(alphabet="abikKsS $.-xyz", max_size=6)
-        other_text = st.text(alphabet="abkS $.-€éİıſ\u212a—", max_size=6)
+        other_text = st.text(alphabet="abkS $.-€éİıſ\u212a—łŁß忽σςΣå\u212b", max_size=6)
         match = st.from_regex(pattern, fullmatch=True)
         text = data.draw(
             st.one_of(
@@ -320,3 +329,82 @@ def test_the_overrides_in_other_scripts_are_not_run_on_an_ascii_reading():
         start, pieces = index.starts_pieces[i]
         mask = sum(1 << (start + k) for k in range(len(pieces)))
         assert not possible & mask, rules[i].pattern.pattern[:80]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        # A part no ASCII reading holds, made optional (or repeated from zero), requires
+        # nothing: it must not make the pattern one no ASCII reading meets (stop 70).
+        (r"(?:é)?abc", "abc"),
+        (r"(?:é)??abc", "abc"),
+        (r"(?:é)*abc", "abc"),
+        (r"(?:é){0,2}abc", "abc"),
+        (r"(?:é){0}abc", "abc"),
+        (r"(?:é)?+abc", "abc"),
+        (r"(?>é)?abc", "abc"),
+        (r"é?abc", "abc"),
+        (r"[éł]?abc", "abc"),
+        (r"(?:é|ł)?abc", "abc"),
+        (r"(?:(?:é)?)+abc", "abc"),
+        (r"(?:(?:é)?){2}abc", "abc"),
+        (r"(?:é?x)+", "x"),
+        (r"(?:é|)abc", "abc"),
+        (r"(?:éx|)abc", "abc"),
+        # One branch no ASCII reading holds: the others still can match.
+        (r"(?:é|x)abc", "xabc"),
+        (r"(?:é|\w)abc", "zabc"),
+        (r"(?:é|[^a])abc", "zabc"),
+        (r"(?i)(?:nie słuchaj|ignore)", "IGNORE"),
+        # Lookarounds consume nothing: a negative one on such a character holds on ASCII.
+        (r"(?!é)abc", "abc"),
+        (r"(?<!ł)abc", "abc"),
+        # A backreference to a group one of whose branches is ASCII.
+        (r"(a|é)\1", "aa"),
+        (r"(?:(é)|a)b(?(1)c|d)", "abd"),
+        # Groups of another case mode, and a character IGNORECASE pairs with an ASCII one.
+        (r"(?i)(?-i:é)?abc", "ABC"),
+        (r"(?i:É)?abc", "abc"),
+        (r"(?i)(?a:\u212a)?ecret", "ECRET"),
+        (r"(?i)\u212aey", "KEY"),
+        (r"(?i)(?:ı|ł)gnore", "Ignore"),
+    ],
+)
+def test_a_part_no_ascii_reading_holds_turns_away_no_reading_the_pattern_matches(pattern, text):
+    compiled = re.compile(pattern)
+    assert compiled.search(text)
+    assert may_match(required_literals(compiled), Reading(text)), pattern
+    assert LiteralIndex([compiled]).possible(Reading(text)) == [True], pattern
+
+
+@pytest.mark.parametrize(
+    ("pattern", "settled"),
+    [
+        (r"(?:é|ł)+abc", True),
+        (r"(?:é|ł){1,3}abc", True),
+        (r"(?:(é)|ł)\1abc", True),
+        (r"(?i)ß", True),  # re folds "ß" to no "ss"
+        (r"(?i)ﬀ", True),  # nor the ligature to "ff"
+        (r"(?i)\u212b", True),  # the Angstrom sign pairs with "å", not "a"
+        (r"(?i)[σς]", True),
+        (r"\u212a", True),  # the Kelvin sign matches only itself, case mattering
+        # Under re.ASCII it pairs with no ASCII letter either; re is asked with Unicode
+        # case rules, which pair more: left unusable, never wrongly settled.
+        (r"(?a)(?i)\u212aey", False),
+    ],
+)
+def test_a_pattern_every_match_of_which_holds_a_character_no_ascii_one_matches(pattern, settled):
+    compiled = re.compile(pattern)
+    texts = [
+        "".join(map(chr, range(128))),
+        "ss SS ff FF a A k K abc ABC ey EY key KEY",
+        "".join(map(chr, range(32, 128))) * 2,
+    ]
+    assert not any(compiled.search(t) for t in texts)
+    index = LiteralIndex([compiled])
+    assert [index.possible(Reading(t)) for t in texts] == [[not settled]] * len(texts)
+    assert [may_match(required_literals(compiled), Reading(t)) for t in texts] == [
+        not settled
+    ] * len(texts)
+    # A reading that is not ASCII may match: none is turned away by these requirements.
+    assert index.possible(Reading("é ł abc ß ﬀ Å ς \u212aey")) == [True]
