@@ -309,6 +309,22 @@ def test_an_import_waiting_for_another_names_the_one_it_waits_for(tenant, tmp_pa
     assert Memory.objects.filter(tenant=tenant).count() == 2
 
 
+def _changed_while_validated(monkeypatch, change):
+    """Run ``change`` from another thread as the file's first read validates its line CHUNK,
+    the last of the first chunk: the lines after it are read with their agents afterwards."""
+    real_validate = import_module.Command._validate_line
+    calls = []
+
+    def change_then_validate(command, number, data, recent):
+        if number == import_module.CHUNK:
+            calls.append(number)
+            if len(calls) == 1:  # its first read, the agent's later lines not read yet
+                in_thread(change, name="administrator").outcome(30)
+        return real_validate(command, number, data, recent)
+
+    monkeypatch.setattr(import_module.Command, "_validate_line", change_then_validate)
+
+
 @pytest.mark.parametrize("code", list(_CHANGES))
 def test_an_agent_changed_while_the_file_is_validated_fails_the_import(
     tenant, tmp_path, monkeypatch, code
@@ -319,17 +335,7 @@ def test_an_agent_changed_while_the_file_is_validated_fails_the_import(
     gives, and nothing of the file is imported, as for any wrong line."""
     agent = AgentFactory(tenant=tenant, name="late")
     path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
-    real_validate = import_module.Command._validate_line
-    calls = []
-
-    def change_then_validate(command, number, data, recent):
-        if number == import_module.CHUNK:
-            calls.append(number)
-            if len(calls) == 1:  # its first read, the agent's lines not read yet
-                in_thread(lambda: _CHANGES[code](agent), name="administrator").outcome(30)
-        return real_validate(command, number, data, recent)
-
-    monkeypatch.setattr(import_module.Command, "_validate_line", change_then_validate)
+    _changed_while_validated(monkeypatch, lambda: _CHANGES[code](agent))
     err = StringIO()
     with pytest.raises(CommandError, match=r"^2 error\(s\) in .*; nothing imported\.$"):
         call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
@@ -374,17 +380,7 @@ def test_an_agent_gone_from_its_name_while_the_file_is_validated_fails_the_impor
     the lines after the change are ``unknown_agent`` error lines, nothing imported."""
     agent = AgentFactory(tenant=tenant, name="late")
     path = _one_chunk_then_the_agents_lines(tenant, tmp_path, "late")
-    real_validate = import_module.Command._validate_line
-    calls = []
-
-    def change_then_validate(command, number, data, recent):
-        if number == import_module.CHUNK:
-            calls.append(number)
-            if len(calls) == 1:  # its first read, the agent's later lines not read yet
-                in_thread(_in_platform_mode(lambda: _GONE[change](agent))).outcome(30)
-        return real_validate(command, number, data, recent)
-
-    monkeypatch.setattr(import_module.Command, "_validate_line", change_then_validate)
+    _changed_while_validated(monkeypatch, _in_platform_mode(lambda: _GONE[change](agent)))
     err = StringIO()
     with pytest.raises(CommandError, match=r"^2 error\(s\) in .*; nothing imported\.$"):
         call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
