@@ -15,7 +15,13 @@ from django.utils import timezone
 
 from memory_core import retrieval_cache
 from memory_core.exports import export_create
-from memory_core.models import MemoryClass, MemoryEvent, MemoryType, RetrievalTrace
+from memory_core.models import (
+    IdempotencyRecord,
+    MemoryClass,
+    MemoryEvent,
+    MemoryType,
+    RetrievalTrace,
+)
 from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
@@ -114,6 +120,20 @@ def episode_aged(tenant, age: timedelta):
         memory_class=MemoryClass.EPISODIC,
         created_at=created,
         valid_from=created,
+    )
+
+
+def idempotency_record(tenant, expires_at):
+    """An idempotency record of a new agent of ``tenant`` that expires at ``expires_at`` (the
+    retention sweep's step 4 deletes it once that has passed)."""
+    return IdempotencyRecord.objects.create(
+        tenant=tenant,
+        agent=AgentFactory(tenant=tenant),
+        key_digest="0" * 64,
+        endpoint="memories",
+        fingerprint="0" * 64,
+        status_code=201,
+        expires_at=expires_at,
     )
 
 

@@ -35,8 +35,7 @@ from memory_core.models import (
 )
 from memory_core.rls import platform_scope
 from memory_core.services.policy import policy_publish
-from tests.deletion.conftest import episode_aged, held_in_another_transaction
-from tests.factories import AgentFactory
+from tests.deletion.conftest import episode_aged, held_in_another_transaction, idempotency_record
 
 pytestmark = pytest.mark.django_db
 
@@ -168,15 +167,7 @@ def test_the_retention_sweep_command_names_a_failed_step_and_exits_1(tenant):
     was named in every run's ``steps_failed``, which only the worker's log line carried. The
     command prints the report and exits 1 naming the step; the other steps went on."""
     old = episode_aged(tenant, timedelta(days=91))
-    IdempotencyRecord.objects.create(
-        tenant=tenant,
-        agent=AgentFactory(tenant=tenant),
-        key_digest="0" * 64,
-        endpoint="memories",
-        fingerprint="0" * 64,
-        status_code=201,
-        expires_at=timezone.now() - timedelta(days=2),
-    )
+    idempotency_record(tenant, timezone.now() - timedelta(days=2))
 
     def table_held():
         with connection.cursor() as cursor:

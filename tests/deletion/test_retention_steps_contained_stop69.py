@@ -32,7 +32,8 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.services.policy import policy_publish
-from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+from tests.deletion.conftest import idempotency_record
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -70,15 +71,7 @@ def _backlog(tenant):
         tenant=tenant, mode="hybrid", stages={"counts": {}}, created_at=made
     )
     AccessDenial.objects.create(tenant=tenant, code="forbidden", created_at=made)
-    IdempotencyRecord.objects.create(
-        tenant=tenant,
-        agent=AgentFactory(tenant=tenant),
-        key_digest="0" * 64,
-        endpoint="memories",
-        fingerprint="0" * 64,
-        status_code=201,
-        expires_at=made,
-    )
+    idempotency_record(tenant, made)
     created = timezone.now() - timedelta(days=91)
     return MemoryFactory(
         subject=subject,

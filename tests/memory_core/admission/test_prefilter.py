@@ -77,10 +77,16 @@ def test_required_literals(pattern, expected):
     ],
 )
 def test_a_match_is_never_turned_away_by_case_rules(pattern, text):
+    _not_turned_away(pattern, text)
+
+
+def _not_turned_away(pattern: str, text: str) -> None:
+    """``pattern`` matches ``text``, and neither its prefilter nor a literal index turns the
+    reading away."""
     compiled = re.compile(pattern)
     assert compiled.search(text)
-    assert may_match(required_literals(compiled), Reading(text))
-    assert LiteralIndex([compiled]).possible(Reading(text)) == [True]
+    assert may_match(required_literals(compiled), Reading(text)), pattern
+    assert LiteralIndex([compiled]).possible(Reading(text)) == [True], pattern
 
 
 def test_a_reading_that_is_not_ascii_is_read_with_its_letters_as_ignorecase_pairs_them():
@@ -371,10 +377,7 @@ def test_the_overrides_in_other_scripts_are_not_run_on_an_ascii_reading():
     ],
 )
 def test_a_part_no_ascii_reading_holds_turns_away_no_reading_the_pattern_matches(pattern, text):
-    compiled = re.compile(pattern)
-    assert compiled.search(text)
-    assert may_match(required_literals(compiled), Reading(text)), pattern
-    assert LiteralIndex([compiled]).possible(Reading(text)) == [True], pattern
+    _not_turned_away(pattern, text)
 
 
 @pytest.mark.parametrize(
